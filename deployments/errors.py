@@ -1,0 +1,62 @@
+"""Errors of the serving side, one root so one `except` catches them all.
+
+AskdocsError
+├─ ConfigError            bad settings / YAML args; raised at start-up, never per request
+├─ RetrievalError         the index could not be searched (stage "retrieval")
+│  ├─ McpUnavailable      the MCP server died and a restart did not help
+│  └─ McpTimeout          a call exceeded the per-call timeout
+└─ EngineError            the model could not produce an answer (stage "generation")
+   ├─ EngineUnavailable   connection refused, engine not started, HTTP 5xx
+   ├─ EngineTimeout       no chunk within the per-chunk read timeout
+   └─ IncompleteStream    the stream ended without a finish reason
+
+They are mapped once: to HTTP status / SSE `error` events in the ingress.
+Messages are safe to show to a client (no paths, no tracebacks).
+"""
+from __future__ import annotations
+
+
+class AskdocsError(Exception):
+    """Root of every error askdocs raises on purpose."""
+
+    stage: str = "internal"
+
+
+class ConfigError(AskdocsError):
+    """Settings or application args are invalid; raised at start-up."""
+
+
+class RetrievalError(AskdocsError):
+    """The index could not be searched."""
+
+    stage = "retrieval"
+
+
+class McpUnavailable(RetrievalError):
+    """The MCP server process is gone and could not be restarted."""
+
+
+class McpTimeout(RetrievalError):
+    """An MCP call took longer than the per-call timeout."""
+
+
+class EngineError(AskdocsError):
+    """The engine failed to produce an answer."""
+
+    stage = "generation"
+
+    def __init__(self, message: str, *, partial: str = "") -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+class EngineUnavailable(EngineError):
+    """The engine cannot be reached or refused the request."""
+
+
+class EngineTimeout(EngineError):
+    """No output arrived within the per-chunk read timeout."""
+
+
+class IncompleteStream(EngineError):
+    """The engine's stream ended without a finish reason."""

@@ -1,0 +1,55 @@
+"""Plain data types shared by the index, the CLI, the MCP server and the Retriever."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved passage. `cosine` is the only calibrated score."""
+
+    chunk_id: int
+    doc_id: int
+    collection: str
+    source: str               # path as given at ingest, relative to the ingest root
+    anchor: str               # GitHub-style slug of the chunk's heading, unique per document
+    title: str                # display title: heading path joined with " › "
+    heading_path: tuple[str, ...]
+    text: str
+    cosine: float
+    bm25: float               # positive, larger is better (negated FTS5 bm25()); 0.0 if not matched
+    fusion: float             # RRF score, k=60
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["heading_path"] = list(self.heading_path)
+        return d
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    name: str
+    documents: int
+    chunks: int
+    embed_model: str
+    index_version: int
+
+
+@dataclass(frozen=True)
+class Section:
+    anchor: str
+    heading_path: tuple[str, ...]
+    level: int
+    ordinal: int
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    doc_id: int
+    collection: str
+    source: str
+    title: str
+    sha256: str
+    chunk_count: int
+    sections: tuple[Section, ...]
+    metadata: dict = field(default_factory=dict)
