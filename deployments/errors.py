@@ -60,3 +60,9 @@ class EngineTimeout(EngineError):
 
 class IncompleteStream(EngineError):
     """The engine's stream ended without a finish reason."""
+
+
+class UnknownCollection(AskdocsError):
+    """The request named a collection the index does not have (HTTP 422)."""
+
+    stage = "request"

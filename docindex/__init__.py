@@ -1,0 +1,12 @@
+"""docindex: a hybrid (dense + BM25) document index in one SQLite file.
+
+    extract.py     files → blocks (headings, paragraphs, code): Markdown, text, HTML, PDF
+    chunking.py    blocks → chunks: heading paths, GitHub slugs, token-sized pieces with overlap
+    embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)
+    textsearch.py  FTS5 text: jieba for CJK, stopwords, quoted MATCH expressions
+    store.py       the SQLite schema, opening with checks, ingest's writes
+    ingest.py      paths → one transaction (unchanged / changed / removed by SHA-256)
+    index.py       Index: search (RRF of dense + BM25), browsing, reload on a new version
+    cli.py         `docindex ingest | search | stats | serve-mcp`
+    mcp_server.py, fetch_docs.py   the stdio MCP server and its file tree export
+"""

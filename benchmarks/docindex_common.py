@@ -1,0 +1,36 @@
+"""Shared bits of the docindex benchmarks: machine description and result files."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+CORPORA = REPO.parent / "shared" / "corpora"
+
+
+def machine() -> dict:
+    return {
+        "machine": f"{os.cpu_count()}-core {platform.machine()} VM, "
+                   f"{round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB, no GPU",
+        "python": platform.python_version(),
+        "date": dt.date.today().isoformat(),
+        "load_avg_1m_at_start": round(os.getloadavg()[0], 2),
+    }
+
+
+def percentiles(values: list[float]) -> dict:
+    arr = np.asarray(values, dtype=float)
+    return {"p50": round(float(np.percentile(arr, 50)), 3), "p95": round(float(np.percentile(arr, 95)), 3)}
+
+
+def write_results(name: str, payload: dict, markdown: str) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    (RESULTS / f"{name}.md").write_text(markdown)
+    print(markdown)

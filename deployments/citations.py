@@ -1,0 +1,117 @@
+"""CitationChecker: which sources an answer cites, and whether it sticks to them.
+
+Cheap and deterministic on purpose (no second model): a sentence is
+"supported" when enough of its content words appear in the passages it
+cites. This catches uncited claims, citations of the wrong source and
+numbers that name no source; it does not judge paraphrase or negation.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ray import serve
+
+from deployments.passage import Passage
+from deployments.prompt import REFUSAL_SENTENCE
+
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+# A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_LEADING_CITATIONS = re.compile(r"^(\s*\[\d+(?:\s*,\s*\d+)*\])+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Words that carry no claim: ignored when measuring support.
+_STOPWORDS = frozenset(
+    "a an the and or but if then so of to in on at by for with from as is are was were be been "
+    "it its this that these those there here which who whom what when where why how not no can "
+    "could should would will may might must do does did has have had you your we our they their "
+    "he she his her i me my also than such into about over under more most other some any each".split()
+)
+
+DEFAULT_MIN_SUPPORT = 0.5
+"""A sentence counts as supported when at least this fraction of its content
+words occurs in its cited passages (calibrated roughly: paraphrase keeps about
+half the words, invented facts far fewer)."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    citations: list[int] = field(default_factory=list)
+    invalid_citations: list[int] = field(default_factory=list)
+    unsupported_sentences: list[int] = field(default_factory=list)
+    support: float = 1.0
+    refused: bool = False
+
+
+def _normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
+    return " ".join(text.lower().split())
+
+
+def is_refusal(answer: str) -> bool:
+    """The model used the fixed refusal sentence (anywhere, case/quote-insensitive)."""
+    return _normalize(REFUSAL_SENTENCE) in _normalize(answer)
+
+
+def split_sentences(answer: str) -> list[str]:
+    """Sentences, with a citation that follows the full stop ("... end. [2]") kept
+    on the sentence it closes."""
+    parts = [p for p in _SENTENCE_END.split(answer.strip()) if p.strip()]
+    sentences: list[str] = []
+    for part in parts:
+        lead = _LEADING_CITATIONS.match(part)
+        if lead and sentences:
+            sentences[-1] += " " + lead.group(0).strip()
+            part = part[lead.end():]
+        if part.strip():
+            sentences.append(part.strip())
+    return sentences
+
+
+def cited_numbers(text: str) -> list[int]:
+    """All numbers in [n], [n, m] and [n][m] markers, in order of appearance."""
+    return [int(n) for group in _CITATION.findall(text) for n in group.split(",")]
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(_CITATION.sub(" ", text).lower()) if w not in _STOPWORDS and len(w) > 1}
+
+
+def check(answer: str, passages: Sequence[Passage], *, min_support: float = DEFAULT_MIN_SUPPORT) -> CheckResult:
+    """Citations, invalid citations, per-sentence support and model refusal."""
+    valid_range = range(1, len(passages) + 1)
+    numbers = cited_numbers(answer)
+    citations = sorted({n for n in numbers if n in valid_range})
+    invalid = sorted({n for n in numbers if n not in valid_range})
+    refused = is_refusal(answer)
+
+    passage_words = [content_words(p.text + " " + p.title) for p in passages]
+    unsupported: list[int] = []
+    scores: list[float] = []
+    for i, sentence in enumerate(split_sentences(answer)):
+        if is_refusal(sentence):
+            continue                      # the refusal claims nothing
+        words = content_words(sentence)
+        if not words:
+            continue                      # "[1]" alone, or only stopwords
+        cited = {n for n in cited_numbers(sentence) if n in valid_range}
+        evidence: set[str] = set().union(*(passage_words[n - 1] for n in cited)) if cited else set()
+        score = len(words & evidence) / len(words)
+        scores.append(score)
+        if score < min_support:
+            unsupported.append(i)
+    support = sum(scores) / len(scores) if scores else 1.0
+    return CheckResult(citations, invalid, unsupported, round(support, 4), refused)
+
+
+@serve.deployment
+class CitationChecker:
+    """Thin deployment around `check` (CPU-only, stateless: scales out freely)."""
+
+    def __init__(self, min_support: float = DEFAULT_MIN_SUPPORT) -> None:
+        self.min_support = min_support
+
+    async def check(self, answer: str, passages: list[Passage]) -> CheckResult:
+        return check(answer, passages, min_support=self.min_support)

@@ -1,0 +1,281 @@
+"""llama.cpp in-process (llama-cpp-python): the embedded CPU default.
+
+One `Llama` per slot. llama.cpp runs one sequence per context, so concurrent
+requests on one context would serialize anyway; the default is one slot (the
+Generator's `max_ongoing_requests` must match, so overload queues in Serve).
+
+Each request runs in a worker thread (llama.cpp releases the GIL while it
+computes) that feeds an asyncio queue. Abort is checked by a stopping
+criterion llama.cpp calls after every sampled token, so a cancelled request
+stops computing after at most the token in flight.
+
+Prompt: the GGUF's own chat template is rendered here and tokenized once, so
+`usage.prompt_tokens` is exact; `completion_tokens` counts sampled tokens
+(the end-of-sequence token included, as vLLM counts it). llama.cpp reuses the
+longest common token prefix with the previous request on the same context, so
+the stable system prompt is not recomputed.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.engines.models import ModelKind, resolve_model
+from deployments.errors import ConfigError, EngineError, EngineUnavailable
+
+log = logging.getLogger(__name__)
+
+DEFAULT_N_CTX = 4096  # a RAG prompt (~1-2k tokens) + answer; SmolLM2 was trained on 8k
+DEFAULT_N_BATCH = 512  # prefill chunk; larger gave no speed-up on 2 cores
+
+
+def default_threads() -> int:
+    """Cores Ray reserved for this replica; all cores this process may use when
+    it reserved less than one (the light local config gives `num_cpus: 0`)."""
+    try:
+        import ray
+
+        if ray.is_initialized():
+            cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 0.0)
+            if cpus >= 1:
+                return int(cpus)
+    except Exception:  # not inside Ray, or an older runtime context API
+        pass
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+@dataclass
+class _Job:
+    """One request's state shared between the event loop and its worker thread."""
+
+    request_id: str
+    queue: asyncio.Queue
+    abort: threading.Event = field(default_factory=threading.Event)
+    sampled_tokens: int = 0
+
+
+class LlamaCppEngine(Engine):
+    name = "llamacpp"
+
+    def __init__(
+        self,
+        *,
+        model: str = "",
+        slots: int = 1,
+        n_threads: int | None = None,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_batch: int = DEFAULT_N_BATCH,
+        seed: int = 0,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise ConfigError(
+                f"unknown llamacpp engine option(s): {', '.join(sorted(unknown))}; "
+                "allowed: model, slots, n_threads, n_ctx, n_batch, seed"
+            )
+        if slots < 1:
+            raise ConfigError(f"llamacpp slots must be >= 1, got {slots}")
+        ref = resolve_model(model)
+        if ref.kind is not ModelKind.GGUF:
+            raise ConfigError(
+                f"the llamacpp engine loads GGUF files; {model!r} is a {ref.kind.value.replace('_', ' ')} "
+                "(use the vllm or openai engine for it)"
+            )
+        super().__init__(model=ref.location, slots=slots)
+        self.n_threads = n_threads or default_threads()
+        self.n_ctx = n_ctx
+        self.n_batch = n_batch
+        self.seed = seed
+        self.sampled_tokens_total = 0  # every token llama.cpp sampled, for tests and stats
+        self._idle: asyncio.Queue | None = None  # loaded Llama contexts not in use
+        self._contexts: list[Any] = []
+        self._formatter: Any = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._jobs: dict[str, _Job] = {}
+        self._count_lock = threading.Lock()
+
+    async def start(self) -> None:
+        try:
+            from llama_cpp import Llama  # noqa: F401  (fail early with a clear message)
+        except ImportError as e:
+            raise ConfigError("llama-cpp-python is not installed; run `make install`") from e
+        started = time.perf_counter()
+        self._contexts = [await asyncio.to_thread(self._load) for _ in range(self.slots)]
+        self._formatter = self._chat_formatter(self._contexts[0])
+        self._idle = asyncio.Queue()
+        for ctx in self._contexts:
+            self._idle.put_nowait(ctx)
+        self._executor = ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="llamacpp")
+        log.info(
+            "llamacpp loaded %s (%d slot(s), %d thread(s)) in %.1f s",
+            os.path.basename(self.model), self.slots, self.n_threads, time.perf_counter() - started,
+        )
+
+    def _load(self) -> Any:
+        from llama_cpp import Llama
+
+        return Llama(
+            model_path=self.model,
+            n_ctx=self.n_ctx,
+            n_batch=self.n_batch,
+            n_threads=self.n_threads,
+            n_threads_batch=self.n_threads,
+            seed=self.seed,
+            verbose=False,
+        )
+
+    @staticmethod
+    def _chat_formatter(llm: Any) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ConfigError(
+                f"{os.path.basename(llm.model_path)} has no chat template: it is probably a base "
+                "model, which cannot follow the answer rules; use an instruct model's GGUF"
+            )
+
+        def token_text(token_id: int) -> str:
+            return llm._model.token_get_text(token_id) if token_id >= 0 else ""
+
+        return Jinja2ChatFormatter(
+            template=template,
+            eos_token=token_text(llm.token_eos()),
+            bos_token=token_text(llm.token_bos()),
+        )
+
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+        if self._idle is None or self._executor is None:
+            raise EngineUnavailable("the llamacpp engine is not started")
+        loop = asyncio.get_running_loop()
+        llm = await self._idle.get()  # Serve's max_ongoing_requests == slots, so this rarely waits
+        job = _Job(params.request_id, asyncio.Queue())
+        self._jobs[params.request_id] = job
+        try:
+            rendered = self._formatter(messages=prompt.as_dicts())
+            tokens = llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=False, special=True)
+        except Exception:
+            self._jobs.pop(params.request_id, None)
+            self._idle.put_nowait(llm)
+            raise
+        if len(tokens) >= self.n_ctx:
+            self._jobs.pop(params.request_id, None)
+            self._idle.put_nowait(llm)
+            raise EngineError(f"the prompt ({len(tokens)} tokens) does not fit the model context ({self.n_ctx} tokens)")
+        stop = [*rendered.stop, *params.stop]
+        max_tokens = min(params.max_tokens, self.n_ctx - len(tokens))
+
+        def release() -> None:
+            self._idle.put_nowait(llm)
+
+        def emit(item: tuple) -> None:
+            loop.call_soon_threadsafe(job.queue.put_nowait, item)
+
+        def work() -> None:
+            try:
+                self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit)
+            finally:
+                loop.call_soon_threadsafe(release)
+
+        loop.run_in_executor(self._executor, work)
+        try:
+            while True:
+                kind, payload = await job.queue.get()
+                if kind == "text":
+                    yield Delta(text=payload)
+                elif kind == "end":
+                    finish_reason, completion_tokens = payload
+                    usage = Usage(prompt_tokens=len(tokens), completion_tokens=completion_tokens)
+                    yield Delta(finish_reason=finish_reason, usage=usage)
+                    return
+                else:  # "error"
+                    raise payload
+        finally:
+            # Also reached on CancelledError / GeneratorExit (client gone): the
+            # worker sees the flag at its next token and stops computing.
+            job.abort.set()
+            self._jobs.pop(params.request_id, None)
+
+    def _generate(self, llm: Any, job: _Job, tokens: list[int], stop: list[str],
+                  max_tokens: int, temperature: float, emit: Any) -> None:
+        """Worker thread: run llama.cpp, push ("text", s) … then ("end", …) or ("error", e)."""
+
+        seen_length = 0
+
+        def stop_when_aborted(input_ids: Any, _logits: Any) -> bool:
+            # Called after each sampled token with the evaluated tokens so far,
+            # one longer each time; llama-cpp-python calls it once more after
+            # the loop with the same length (no new token): count only growth.
+            nonlocal seen_length
+            if len(input_ids) > seen_length:
+                seen_length = len(input_ids)
+                job.sampled_tokens += 1
+                with self._count_lock:
+                    self.sampled_tokens_total += 1
+            return job.abort.is_set()
+
+        from llama_cpp import StoppingCriteriaList
+
+        finish_reason = "stop"
+        try:
+            chunks = llm.create_completion(
+                prompt=tokens,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                stop=stop,
+                stream=True,
+                seed=self.seed,
+                stopping_criteria=StoppingCriteriaList([stop_when_aborted]),
+            )
+            try:
+                for chunk in chunks:
+                    if job.abort.is_set():
+                        break
+                    choice = chunk["choices"][0]
+                    if choice["text"]:
+                        emit(("text", choice["text"]))
+                    if choice.get("finish_reason"):
+                        finish_reason = choice["finish_reason"]
+            finally:
+                chunks.close()  # stops llama.cpp's generator if we left early
+        except Exception as e:  # llama.cpp raises ValueError/RuntimeError (e.g. prompt too long)
+            log.exception("llamacpp generation failed for %s", job.request_id)
+            emit(("error", EngineError(_safe_message(e, len(tokens), self.n_ctx))))
+            return
+        if job.abort.is_set():
+            finish_reason = "abort"
+        emit(("end", (finish_reason, job.sampled_tokens)))
+
+    async def abort(self, request_id: str) -> None:
+        job = self._jobs.get(request_id)
+        if job is not None:
+            job.abort.set()
+
+    async def check_health(self) -> None:
+        if self._idle is None:
+            raise EngineUnavailable("the llamacpp engine is not started")
+
+    async def close(self) -> None:
+        for job in list(self._jobs.values()):
+            job.abort.set()
+        if self._executor is not None:
+            await asyncio.to_thread(self._executor.shutdown, wait=True)
+            self._executor = None
+        for ctx in self._contexts:
+            ctx.close()
+        self._contexts = []
+        self._idle = None
+
+
+def _safe_message(error: Exception, prompt_tokens: int, n_ctx: int) -> str:
+    """A client-safe message (no paths); the full error goes to the log."""
+    if "exceed" in str(error).lower() and "context" in str(error).lower():
+        return f"the prompt ({prompt_tokens} tokens) does not fit the model context ({n_ctx} tokens)"
+    return "the llamacpp engine failed to generate"

@@ -1,0 +1,104 @@
+"""Generator: one engine behind one streaming method, slot-matched to Serve.
+
+`generate()` is the engine-independent policy (plain function, tested without
+Serve): retries with exponential backoff only before the first token (after
+it, a retry would duplicate text already sent to the client); a stream that
+ends without a finish reason becomes `IncompleteStream` carrying the partial
+text; a cancelled consumer (client disconnect) aborts the request in the
+engine so no tokens are computed for nobody.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import AsyncIterator
+
+from ray import serve
+
+from deployments.engines.base import Delta, Engine, EngineSpec, GenParams, Prompt
+from deployments.engines.registry import engine_class
+from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
+
+log = logging.getLogger("askdocs.generator")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    retries: int = 2            # extra attempts before the first token
+    backoff_s: float = 0.2      # first wait; doubles per attempt
+
+
+def make_engine(spec: EngineSpec) -> Engine:
+    return engine_class(spec.name)(model=spec.model, slots=spec.slots, **spec.options)
+
+
+def check_slots(engine_slots: int, max_ongoing_requests: int) -> None:
+    """Serve may send the replica exactly as many requests as the engine runs at once."""
+    if engine_slots != max_ongoing_requests:
+        raise ConfigError(
+            f"Generator max_ongoing_requests is {max_ongoing_requests} but the engine runs "
+            f"{engine_slots} sequences at once (engine_slots). Set both to the same number in "
+            "serve_config.yaml, so overload queues in Serve (then 503) instead of inside the engine."
+        )
+
+
+async def generate(engine: Engine, prompt: Prompt, params: GenParams,
+                   retry: RetryPolicy = RetryPolicy()) -> AsyncIterator[Delta]:
+    """Engine deltas with the Generator's guarantees (see module docstring)."""
+    parts: list[str] = []
+    finished = False
+    attempt = 0
+    try:
+        while True:
+            stream = engine.stream(prompt, params)
+            try:
+                async for delta in stream:
+                    if delta.text:
+                        parts.append(delta.text)
+                    if delta.finish_reason is not None:
+                        finished = True
+                    yield delta
+                    if finished:
+                        return
+            except (EngineUnavailable, EngineTimeout) as e:
+                if parts or attempt >= retry.retries:
+                    raise type(e)(str(e), partial="".join(parts)) from e
+                attempt += 1
+                log.warning("engine attempt %d failed before the first token (%s); retrying", attempt, e)
+                await asyncio.sleep(retry.backoff_s * 2 ** (attempt - 1))
+                continue
+            except EngineError as e:
+                raise type(e)(str(e), partial="".join(parts)) from e
+            finally:
+                await stream.aclose()
+            raise IncompleteStream("the model stream ended without a finish reason", partial="".join(parts))
+    finally:
+        if not finished:
+            # Cancelled (client gone) or failed: make sure the engine stops this sequence.
+            await engine.abort(params.request_id)
+
+
+@serve.deployment
+class Generator:
+    """Owns one engine; `max_ongoing_requests` must equal the engine's slots."""
+
+    async def __init__(self, spec: EngineSpec, retry: RetryPolicy) -> None:
+        ongoing = serve.get_replica_context()._deployment_config.max_ongoing_requests
+        check_slots(spec.slots, ongoing)
+        self.engine = make_engine(spec)
+        self.retry = retry
+        await self.engine.start()
+
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+        async for delta in generate(self.engine, prompt, params, self.retry):
+            yield delta
+
+    async def info(self) -> dict:
+        return {"engine": self.engine.name, "model": self.engine.model, "slots": self.engine.slots}
+
+    async def check_health(self) -> None:
+        await self.engine.check_health()
+
+    async def __del__(self) -> None:
+        await self.engine.close()

@@ -1,0 +1,26 @@
+"""One retrieved passage as the serving side sees it.
+
+The Retriever builds these from MCP results (structured content when the
+server sends it, else crag-mcp's text format); the Gate, the prompt builder
+and the CitationChecker read them. Plain frozen data, cheap to pickle across
+Serve handles.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Passage:
+    source: str
+    text: str
+    cosine: float
+    bm25: float = 0.0
+    fusion: float = 0.0
+    anchor: str = ""
+    title: str = ""
+    chunk_id: int | None = None
+    collection: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,277 @@
+"""Retriever: a pool of long-lived MCP stdio sessions to the document index.
+
+Each session is a subprocess of the configured command (default
+`python -m docindex.cli serve-mcp --db DB`; any crag-mcp-compatible server
+works, because `crag_search` is the contract). Every session is owned by one
+worker task that enters its `Client`, serves jobs from a shared queue and
+exits the client in the same task (the MCP SDK's anyio cancel scopes must be
+entered and left in one task). Whichever worker is idle takes the next job,
+which spreads load over idle sessions.
+
+Failure policy:
+- a call slower than `call_timeout_s` (queue wait included) → `McpTimeout`;
+  the session stays usable;
+- a dead session (the server exited) is restarted once and the call retried
+  on it; when that fails too → `McpUnavailable`, and the worker keeps trying
+  to restart in the background so the pool heals;
+- each session makes a warm-up call when it starts, so the embedder is
+  loaded before the first question.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from mcp import Client, MCPError, StdioServerParameters
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from ray import serve
+
+from deployments.errors import McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
+from deployments.passage import Passage
+
+log = logging.getLogger("askdocs.retriever")
+
+WARMUP_QUERY = {"query": "warm up", "k": 1}
+_CRAG_ITEM = re.compile(
+    r"^\[cos\s+(?P<cos>-?[\d.]+)\s+bm25\s+(?P<bm25>-?[\d.]+)\s+fusion\s+(?P<fusion>-?[\d.]+)\]\s*(?P<source>[^\n]*)\n?(?P<text>.*)$",
+    re.S,
+)
+
+
+def default_command(db: str) -> list[str]:
+    return [sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", db]
+
+
+# ---------------------------------------------------------------- parsing
+
+def _passage_from_dict(d: dict[str, Any]) -> Passage:
+    scores = d.get("scores") or {}
+    return Passage(
+        source=str(d.get("source", "")),
+        text=str(d.get("text", "")),
+        cosine=float(d.get("cosine", scores.get("cosine", 0.0))),
+        bm25=float(d.get("bm25", scores.get("bm25", 0.0))),
+        fusion=float(d.get("fusion", scores.get("fusion", 0.0))),
+        anchor=str(d.get("anchor", "") or ""),
+        title=str(d.get("title", "") or ""),
+        chunk_id=d.get("chunk_id", d.get("chunkId")),
+        collection=str(d.get("collection", "") or ""),
+    )
+
+
+def parse_crag_text(texts: Sequence[str]) -> list[Passage]:
+    """crag-mcp's text format: one item per passage, `(no matching chunks)` for none."""
+    passages = []
+    for text in texts:
+        m = _CRAG_ITEM.match(text.strip())
+        if m:
+            passages.append(Passage(source=m["source"].strip(), text=m["text"].strip(), cosine=float(m["cos"]),
+                                    bm25=float(m["bm25"]), fusion=float(m["fusion"])))
+    return passages
+
+
+def parse_search_result(result: Any) -> list[Passage]:
+    """Prefer `structuredContent.passages`; fall back to the text items."""
+    structured = getattr(result, "structured_content", None)
+    if isinstance(structured, dict) and isinstance(structured.get("passages"), list):
+        return [_passage_from_dict(d) for d in structured["passages"]]
+    return parse_crag_text([c.text for c in result.content if getattr(c, "type", "") == "text"])
+
+
+def _error_text(result: Any) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content).strip() or "the index server reported an error"
+
+
+# ---------------------------------------------------------------- pool
+
+@dataclass
+class _Job:
+    tool: str
+    arguments: dict[str, Any]
+    future: asyncio.Future = field(repr=False)
+
+
+class _SessionDied(Exception):
+    """The MCP server process behind a session is gone."""
+
+
+def _is_dead(e: BaseException) -> bool:
+    if isinstance(e, MCPError):
+        return e.code == CONNECTION_CLOSED
+    return isinstance(e, (OSError, EOFError)) or type(e).__name__ in {
+        "ClosedResourceError", "BrokenResourceError", "EndOfStream"}
+
+
+class McpPool:
+    """N MCP stdio sessions behind one `call(tool, arguments)`."""
+
+    def __init__(self, command: Sequence[str], *, size: int = 2, call_timeout_s: float = 10.0,
+                 start_timeout_s: float = 120.0, env: dict[str, str] | None = None) -> None:
+        if not command:
+            raise ValueError("empty MCP command")
+        self.params = StdioServerParameters(command=command[0], args=list(command[1:]), env=env)
+        self.size = size
+        self.call_timeout_s = call_timeout_s
+        self.start_timeout_s = start_timeout_s
+        self.restarts = 0
+        self._jobs: asyncio.Queue[_Job] = asyncio.Queue()
+        self._workers: list[asyncio.Task] = []
+        self._closing = False
+
+    async def start(self) -> None:
+        """Start the sessions one after another (each warms up before the next starts)."""
+        for i in range(self.size):
+            ready: asyncio.Future = asyncio.get_running_loop().create_future()
+            self._workers.append(asyncio.create_task(self._worker(i, ready), name=f"mcp-session-{i}"))
+            try:
+                await asyncio.wait_for(ready, self.start_timeout_s)
+            except Exception as e:
+                await self.close()
+                raise McpUnavailable(f"the index server did not start: {e}") from e
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        await self._jobs.put(_Job(tool, arguments, future))
+        try:
+            return await asyncio.wait_for(future, self.call_timeout_s)
+        except asyncio.TimeoutError:
+            raise McpTimeout(f"the index did not answer within {self.call_timeout_s:g} s") from None
+
+    async def close(self) -> None:
+        # Cancel repeatedly: a cancel that lands while the SDK's anyio task group
+        # is exiting (a dead session being torn down) can be swallowed.
+        self._closing = True
+        pending = set(self._workers)
+        for _ in range(20):
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=0.5)
+        if pending:
+            log.warning("%d MCP session(s) did not stop", len(pending))
+        self._workers.clear()
+
+    async def _worker(self, index: int, ready: asyncio.Future) -> None:
+        retry_job: _Job | None = None       # the job whose call found the session dead
+        backoff = 0.5
+        while not self._closing:
+            entered = False
+            try:
+                async with Client(self.params, read_timeout_seconds=self.start_timeout_s) as client:
+                    await client.call_tool("crag_search", WARMUP_QUERY)
+                    entered = True
+                    if not ready.done():
+                        ready.set_result(None)
+                    backoff = 0.5
+                    if retry_job is not None:
+                        job, retry_job = retry_job, None
+                        if await self._run(client, job, retried=True):
+                            raise _SessionDied
+                    while True:
+                        job = await self._jobs.get()
+                        if job.future.done():           # the caller timed out or left
+                            continue
+                        if await self._run(client, job, retried=False):
+                            retry_job = job
+                            raise _SessionDied
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - a dead session, or a (re)start that failed
+                if not ready.done():
+                    ready.set_exception(RuntimeError(f"{type(e).__name__}: {e}"))
+                    return
+                self.restarts += 1
+                if entered:
+                    log.warning("MCP session %d died; restarting it", index)
+                    continue
+                if retry_job is not None and not retry_job.future.done():
+                    retry_job.future.set_exception(McpUnavailable("the index server is down and could not be restarted"))
+                retry_job = None
+                log.warning("MCP session %d could not start (%s); retrying in %.1f s", index, e, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 10.0)
+
+    async def _run(self, client: Client, job: _Job, *, retried: bool) -> bool:
+        """Run one job; True when the session turned out to be dead."""
+        try:
+            result = await client.call_tool(job.tool, job.arguments, read_timeout_seconds=self.call_timeout_s)
+        except Exception as e:  # noqa: BLE001 - classified below
+            if _is_dead(e):
+                if retried and not job.future.done():
+                    job.future.set_exception(McpUnavailable("the index server died twice in a row"))
+                return True
+            if isinstance(e, MCPError) and e.code == REQUEST_TIMEOUT:
+                error: Exception = McpTimeout(f"the index did not answer within {self.call_timeout_s:g} s")
+            else:
+                log.warning("MCP call %s failed: %r", job.tool, e)
+                error = RetrievalError("the index server failed to answer")
+            if not job.future.done():
+                job.future.set_exception(error)
+            return False
+        if not job.future.done():
+            job.future.set_result(result)
+        return False
+
+
+# ---------------------------------------------------------------- search
+
+async def search(pool: McpPool, question: str, k: int, collection: str | None) -> list[Passage]:
+    """`crag_search` without a collection (the portable contract), docindex's
+    `search` with one (crag_search has no collection argument)."""
+    if collection:
+        result = await pool.call("search", {"query": question, "k": k, "collection": collection})
+    else:
+        result = await pool.call("crag_search", {"query": question, "k": k})
+    if getattr(result, "is_error", False):
+        message = _error_text(result)
+        if collection and await _collection_missing(pool, collection):
+            raise UnknownCollection(f"unknown collection {collection!r}")
+        if "no matching" in message.lower():
+            return []
+        raise RetrievalError(f"the index rejected the search: {message[:200]}")
+    return parse_search_result(result)
+
+
+async def _collection_missing(pool: McpPool, collection: str) -> bool:
+    try:
+        info = await index_info(pool)
+    except RetrievalError:
+        return False
+    return collection not in info.get("collections", [])
+
+
+async def index_info(pool: McpPool) -> dict[str, Any]:
+    """Chunks, index version and collection names, from `list_collections`."""
+    result = await pool.call("list_collections", {"include_stats": True})
+    structured = getattr(result, "structured_content", None) or {}
+    collections = structured.get("collections", []) if isinstance(structured, dict) else []
+    return {
+        "collections": [c.get("name") for c in collections if isinstance(c, dict)],
+        "chunks": sum(int(c.get("chunks", 0) or 0) for c in collections if isinstance(c, dict)),
+        "version": max((int(c.get("index_version", 0) or 0) for c in collections if isinstance(c, dict)), default=0),
+    }
+
+
+@serve.deployment
+class Retriever:
+    """Thin deployment: owns one `McpPool`."""
+
+    async def __init__(self, command: list[str], pool_size: int, call_timeout_s: float,
+                       start_timeout_s: float) -> None:
+        self.pool = McpPool(command, size=pool_size, call_timeout_s=call_timeout_s,
+                            start_timeout_s=start_timeout_s)
+        await self.pool.start()
+
+    async def search(self, question: str, k: int, collection: str | None = None) -> list[Passage]:
+        return await search(self.pool, question, k, collection)
+
+    async def index_info(self) -> dict[str, Any]:
+        return await index_info(self.pool)
+
+    async def __del__(self) -> None:
+        await self.pool.close()

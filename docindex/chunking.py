@@ -1,0 +1,244 @@
+"""Blocks → chunks: one section per heading, long sections split with overlap.
+
+Sizes are in tokenizer tokens, because real markdown (code, URLs) has far
+more tokens per word than prose. A chunk's embedded text is its heading path
+plus its body and must fit the embedder's window (256 tokens for MiniLM).
+Code blocks are never split unless one alone exceeds the window; then it is
+cut on line boundaries and each piece is re-fenced.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from .extract import Block
+
+MAX_TOKENS = 256        # the embedder's window, special tokens included
+OVERLAP_TOKENS = 32     # carried from the end of one piece of a section into the next
+MIN_BODY_BUDGET = 48    # a pathological heading path must not leave no room for text
+PATH_SEPARATOR = " › "
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int                    # position in the document, from 0
+    level: int                      # heading level of its section; 0 for text before any heading
+    anchor: str                     # GitHub-style slug, unique in the document; "" before any heading
+    heading_path: tuple[str, ...]   # document title, then the headings above and of the section
+    text: str                       # the body shown to readers
+
+    @property
+    def title(self) -> str:
+        return PATH_SEPARATOR.join(self.heading_path)
+
+    @property
+    def embed_text(self) -> str:
+        """What the embedder and BM25 see: the heading path gives the body its context."""
+        return f"{self.title}\n{self.text}"
+
+
+# ---------------------------------------------------------------- slugs
+
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+def slugify(heading: str) -> str:
+    """GitHub's anchor for a heading: lower-case, punctuation dropped, spaces → '-'."""
+    text = unicodedata.normalize("NFC", heading).strip().lower()
+    return _SLUG_DROP.sub("", text).replace(" ", "-")
+
+
+class Slugger:
+    """Unique slugs within one document, numbered the way GitHub (github-slugger) does."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def slug(self, heading: str) -> str:
+        base = slug = slugify(heading)
+        while slug in self._seen:
+            self._seen[base] += 1
+            slug = f"{base}-{self._seen[base]}"
+        self._seen[slug] = 0
+        return slug
+
+
+# ---------------------------------------------------------------- sections
+
+@dataclass
+class _Section:
+    level: int
+    anchor: str
+    path: tuple[str, ...]
+    body: list[Block]
+
+
+def _sections(blocks: Iterable[Block], doc_title: str) -> list[_Section]:
+    slugger = Slugger()
+    stack: list[tuple[int, str]] = []
+    current = _Section(0, "", (doc_title,), [])
+    sections = [current]
+    for block in blocks:
+        if block.kind != "heading":
+            current.body.append(block)
+            continue
+        while stack and stack[-1][0] >= block.level:
+            stack.pop()
+        stack.append((block.level, block.text))
+        path = tuple(text for _, text in stack)
+        if not path or path[0] != doc_title:
+            path = (doc_title, *path)
+        current = _Section(block.level, slugger.slug(block.text), path, [])
+        sections.append(current)
+    return sections
+
+
+# ---------------------------------------------------------------- packing
+
+def chunk_blocks(
+    blocks: Iterable[Block],
+    doc_title: str,
+    count_tokens: TokenCounter,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    overlap_tokens: int = OVERLAP_TOKENS,
+) -> list[Chunk]:
+    """Split a document's blocks into chunks; sections without text yield none."""
+    chunks: list[Chunk] = []
+    for section in _sections(blocks, doc_title):
+        if not section.body:
+            continue
+        header = PATH_SEPARATOR.join(section.path)
+        # count_tokens includes [CLS] and [SEP]: count them once, for the whole text.
+        budget = max(max_tokens - count_tokens(header), MIN_BODY_BUDGET)
+        for body in _pack(section.body, budget, overlap_tokens, count_tokens):
+            chunks.append(Chunk(len(chunks), section.level, section.anchor, section.path, body))
+    return chunks
+
+
+def _content_tokens(count_tokens: TokenCounter, text: str) -> int:
+    return max(count_tokens(text) - 2, 0)
+
+
+def _pack(body: list[Block], budget: int, overlap: int, count_tokens: TokenCounter) -> list[str]:
+    """Greedy packing of whole blocks; oversized blocks are split first."""
+    units: list[tuple[str, int, bool]] = []   # (text, tokens, is_code)
+    for block in body:
+        tokens = _content_tokens(count_tokens, block.text)
+        if tokens <= budget:
+            units.append((block.text, tokens, block.kind == "code"))
+        elif block.kind == "code":
+            units.extend((piece, _content_tokens(count_tokens, piece), True)
+                         for piece in _split_code(block.text, budget, count_tokens))
+        else:
+            units.extend((piece, tokens, False) for piece, tokens in _split_prose(block.text, budget, count_tokens))
+
+    pieces: list[str] = []
+    current: list[tuple[str, int, bool]] = []
+    used = 0
+    for unit in units:
+        if current and used + unit[1] > budget:
+            pieces.append("\n\n".join(text for text, _, _ in current))
+            current = _overlap_tail(current, overlap, budget - unit[1], count_tokens)
+            used = sum(tokens for _, tokens, _ in current)
+        current.append(unit)
+        used += unit[1]
+    if current:
+        pieces.append("\n\n".join(text for text, _, _ in current))
+    return pieces
+
+
+def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int,
+                  count_tokens: TokenCounter) -> list[tuple[str, int, bool]]:
+    """Trailing prose of the previous piece, at most `overlap` tokens, never code."""
+    limit = min(overlap, room)
+    if limit <= 0 or not previous:
+        return []
+    text, tokens, is_code = previous[-1]
+    if is_code:
+        return []
+    if tokens <= limit:
+        return [(text, tokens, False)]
+    tail: list[str] = []
+    used = 0
+    for sentence in reversed(_sentences(text)):
+        need = _content_tokens(count_tokens, sentence)
+        if used + need > limit:
+            break
+        tail.insert(0, sentence)
+        used += need
+    return [(" ".join(tail), used, False)] if tail else []
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
+    """Sentences packed up to the budget; a sentence too long is cut on words, then characters."""
+    parts: list[tuple[str, int]] = []
+    for sentence in _sentences(text):
+        tokens = _content_tokens(count_tokens, sentence)
+        if tokens <= budget:
+            parts.append((sentence, tokens))
+        else:
+            parts.extend(_split_words(sentence, budget, count_tokens))
+    return _greedy_join(parts, budget, " ")
+
+
+def _split_words(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
+    words: list[tuple[str, int]] = []
+    for word in text.split():
+        tokens = _content_tokens(count_tokens, word)
+        if tokens <= budget:
+            words.append((word, tokens))
+        else:  # one giant "word": a CJK run without spaces, a long URL, base64
+            step = max(budget // 2, 1)
+            words.extend((piece, _content_tokens(count_tokens, piece))
+                         for piece in (word[i:i + step] for i in range(0, len(word), step)))
+    return _greedy_join(words, budget, " ")
+
+
+def _greedy_join(parts: list[tuple[str, int]], budget: int, sep: str) -> list[tuple[str, int]]:
+    """Join counted parts up to the budget. BERT's pre-tokenizer splits on whitespace, so the
+    tokens of parts joined by whitespace are the sum of their tokens: no re-counting."""
+    out: list[tuple[str, int]] = []
+    current: list[str] = []
+    used = 0
+    for part, tokens in parts:
+        if current and used + tokens > budget:
+            out.append((sep.join(current), used))
+            current, used = [], 0
+        current.append(part)
+        used += tokens
+    if current:
+        out.append((sep.join(current), used))
+    return out
+
+
+def _split_code(code: str, budget: int, count_tokens: TokenCounter) -> list[str]:
+    """Cut an oversized fenced block on lines; every piece is fenced again."""
+    lines = code.split("\n")
+    opener, closer = "```", "```"
+    if lines and lines[0].lstrip().startswith(("```", "~~~")):
+        opener = lines.pop(0).strip()
+        fence_char = opener[0]
+        closer = fence_char * (len(opener) - len(opener.lstrip(fence_char)))
+        if lines and lines[-1].strip() and set(lines[-1].strip()) == {fence_char}:
+            lines.pop()
+    inner_budget = max(budget - _content_tokens(count_tokens, f"{opener}\n{closer}"), 1)
+    counted: list[tuple[str, int]] = []
+    for line in lines:
+        tokens = _content_tokens(count_tokens, line)
+        if tokens <= inner_budget:
+            counted.append((line, tokens))
+        else:   # a single line too long (minified code): cut it on words
+            counted.extend(_split_words(line, inner_budget, count_tokens))
+    return [f"{opener}\n{piece}\n{closer}" for piece, _ in _greedy_join(counted, inner_budget, "\n")]

@@ -1,0 +1,152 @@
+"""`docindex`: build, search and inspect a document index from the shell.
+
+Library errors become one-line CLI errors only here (click.ClickException:
+"Error: …" on stderr, exit code 1); a usage error exits 2. No tracebacks.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .errors import DocindexError
+
+
+def _db_option(exists: bool):
+    return click.option("--db", "db", required=True, type=click.Path(path_type=Path, dir_okay=False),
+                        help="The index file (SQLite)." + ("" if exists else " Created if missing."))
+
+
+def _library_errors(command):
+    """Turn the library's typed errors into one-line CLI errors."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except DocindexError as exc:
+            raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            raise click.ClickException("interrupted; nothing was written") from None
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="askdocs", prog_name="docindex")
+def main() -> None:
+    """Build, search and inspect a hybrid (dense + BM25) document index."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_db_option(exists=False)
+@click.option("--collection", "-c", required=True, help="Collection to bring in line with PATHS.")
+@click.option("--dry-run", is_flag=True, help="List what would change; write nothing.")
+@click.option("--force", is_flag=True, help="Re-chunk and re-embed every file, changed or not.")
+@_library_errors
+def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, force: bool) -> None:
+    """Ingest Markdown, text, HTML and PDF files under PATHS into a collection.
+
+    Unchanged files (same SHA-256) are skipped, changed ones replaced, and files
+    no longer under PATHS removed from the collection. The run is one
+    transaction: interrupted, it leaves the previous index intact.
+
+    Example:
+
+        docindex ingest docs/ --db index.db --collection docs
+    """
+    from .ingest import ingest as run_ingest
+
+    report = run_ingest(list(paths), db, collection, dry_run=dry_run, force=force,
+                        progress=sys.stderr.isatty())
+    for error in report.errors:
+        click.echo(f"skipped {error}", err=True)
+    if dry_run:
+        verbs = {"add": "would add", "change": "would change", "remove": "would remove"}
+        for action, source in report.changes:
+            click.echo(f"{verbs[action]:<13} {source}")
+    click.echo(report.summary())
+
+
+@main.command()
+@click.argument("query")
+@_db_option(exists=True)
+@click.option("--collection", "-c", default=None, help="Search only this collection.")
+@click.option("-k", "k", default=5, show_default=True, type=click.IntRange(1, 100), help="Passages to return.")
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as a JSON array.")
+@_library_errors
+def search(query: str, db: Path, collection: str | None, k: int, as_json: bool) -> None:
+    """Search the index with a question; hits are ranked by RRF fusion.
+
+    Example:
+
+        docindex search "how do I enable TLS?" --db index.db -k 3
+    """
+    from .index import Index
+
+    with Index(db) as index:
+        hits = index.search(query, k=k, collection=collection)
+    if as_json:
+        click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        click.echo("(no matching chunks)")
+        return
+    for n, hit in enumerate(hits, start=1):
+        anchor = f"#{hit.anchor}" if hit.anchor else ""
+        click.echo(f"{n}. [cos {hit.cosine:.3f}  bm25 {hit.bm25:.2f}  fusion {hit.fusion:.4f}] "
+                   f"{hit.collection}:{hit.source}{anchor}")
+        click.echo(f"   {hit.title}")
+        snippet = " ".join(hit.text.split())
+        click.echo(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+
+
+@main.command()
+@_db_option(exists=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+@_library_errors
+def stats(db: Path, as_json: bool) -> None:
+    """Collections, documents, chunks, embedding model, index version and file size.
+
+    Example:
+
+        docindex stats --db index.db
+    """
+    from .index import Index
+
+    with Index(db) as index:
+        info = index.stats()
+    if as_json:
+        click.echo(json.dumps(info, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"index        {info['path']} ({info['size_bytes'] / 1e6:.1f} MB)")
+    click.echo(f"model        {info['embed_model'] or '(none yet)'}")
+    click.echo(f"version      {info['index_version']}")
+    click.echo(f"documents    {info['documents']}")
+    click.echo(f"chunks       {info['chunks']}")
+    for c in info["collections"]:
+        click.echo(f"  {c['name']}: {c['documents']} documents, {c['chunks']} chunks")
+
+
+@main.command("serve-mcp")
+@_db_option(exists=True)
+@click.option("--collection", "-c", default=None, help="Default collection for the tools.")
+@click.option("--warmup/--no-warmup", default=True, show_default=True,
+              help="Load the embedder and the index before answering the first call.")
+@_library_errors
+def serve_mcp(db: Path, collection: str | None, warmup: bool) -> None:
+    """Serve the index over MCP on stdio (stdout carries protocol only).
+
+    Example:
+
+        docindex serve-mcp --db index.db --collection docs
+    """
+    from .mcp_server import run_stdio   # imported lazily: `import mcp` costs ~1 s
+
+    run_stdio(db, collection, warmup=warmup)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

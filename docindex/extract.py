@@ -1,0 +1,301 @@
+"""Turn files into a flat list of blocks: headings, paragraphs, code.
+
+Every format goes through the same chunker, so every reader only has to say
+where headings are and which text must not be split (code). Readers raise
+`UnreadableFile` with a one-line reason; ingest reports it and moves on.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+BlockKind = Literal["heading", "para", "code"]
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: BlockKind
+    text: str
+    level: int = 0          # 1-6 for headings
+
+
+@dataclass
+class Extracted:
+    title: str | None                       # None: the caller falls back to the file name
+    blocks: list[Block]
+    metadata: dict = field(default_factory=dict)
+
+
+class UnreadableFile(Exception):
+    """The file cannot be read as its format says (reported, then skipped)."""
+
+
+# ---------------------------------------------------------------- markdown
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+
+
+def parse_markdown(text: str) -> Extracted:
+    metadata: dict = {}
+    match = _FRONT_MATTER.match(text)
+    if match:
+        metadata = _front_matter(match.group(1))
+        text = text[match.end():]
+    blocks: list[Block] = []
+    para: list[str] = []
+    code: list[str] | None = None
+    fence = ""
+
+    def flush() -> None:
+        if any(line.strip() for line in para):
+            blocks.append(Block("para", "\n".join(para).strip("\n")))
+        para.clear()
+
+    for line in text.splitlines():
+        if code is not None:
+            code.append(line)
+            stripped = line.strip()
+            if stripped.startswith(fence[0] * len(fence)) and set(stripped) <= {fence[0]}:
+                blocks.append(Block("code", "\n".join(code)))
+                code = None
+            continue
+        if fence_match := _FENCE.match(line):
+            flush()
+            fence = fence_match.group(1)
+            code = [line]
+            continue
+        if heading := _ATX.match(line):
+            flush()
+            blocks.append(Block("heading", clean_inline(heading.group(2) or ""), len(heading.group(1))))
+            continue
+        if _SETEXT.match(line) and len(para) == 1 and para[0].strip() and not _is_list_item(para[0]):
+            level = 1 if line.strip().startswith("=") else 2
+            blocks.append(Block("heading", clean_inline(para[0].strip()), level))
+            para.clear()
+            continue
+        if not line.strip():
+            flush()
+            continue
+        para.append(line)
+    if code is not None:  # unterminated fence: keep it as code anyway
+        blocks.append(Block("code", "\n".join(code)))
+    flush()
+    title = metadata.get("title") if isinstance(metadata.get("title"), str) else None
+    if title is None:
+        title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1 and b.text), None)
+    return Extracted(title, blocks, metadata)
+
+
+def _is_list_item(line: str) -> bool:
+    return bool(re.match(r"^\s*([-*+]|\d+[.)])\s", line))
+
+
+def _front_matter(raw: str) -> dict:
+    import yaml
+
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    # Only JSON-friendly scalars survive (the metadata column is JSON).
+    return {str(k): v for k, v in data.items() if isinstance(v, (str, int, float, bool))}
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"\*\*|\*|~~|`|(?<!\w)__?|__?(?!\w)")   # snake_case keeps its "_"
+_HTML_TAG = re.compile(r"<[^>]+>")
+
+
+def clean_inline(text: str) -> str:
+    """Heading text as a reader sees it: links, code spans, emphasis and tags removed."""
+    text = _LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    return " ".join(text.split())
+
+
+# ---------------------------------------------------------------- plain text
+
+def parse_text(text: str) -> Extracted:
+    paragraphs = [p.strip("\n") for p in re.split(r"\n[ \t]*\n", text)]
+    return Extracted(None, [Block("para", p) for p in paragraphs if p.strip()])
+
+
+# ---------------------------------------------------------------- HTML
+
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe", "button", "form"}
+_BLOCK = {
+    "p", "div", "section", "article", "main", "li", "ul", "ol", "table", "tr", "td", "th",
+    "blockquote", "dl", "dt", "dd", "header", "footer", "nav", "aside", "figure",
+    "figcaption", "details", "summary", "hr", "body", "html",
+}
+
+
+def parse_html(text: str) -> Extracted:
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(text)
+    title_node = tree.css_first("title")
+    blocks: list[Block] = []
+    buffer: list[str] = []
+
+    def flush() -> None:
+        joined = " ".join("".join(buffer).split())
+        if joined:
+            blocks.append(Block("para", joined))
+        buffer.clear()
+
+    def walk(node) -> None:
+        for child in node.iter(include_text=True):
+            tag = child.tag
+            if tag == "-text":
+                buffer.append(child.text(deep=False) or "")
+            elif tag in _SKIP or tag == "-comment":
+                continue
+            elif tag in _HEADINGS:
+                flush()
+                heading = " ".join((child.text(deep=True, separator=" ") or "").split())
+                blocks.append(Block("heading", heading, _HEADINGS[tag]))
+            elif tag == "pre":
+                flush()
+                code = (child.text(deep=True) or "").strip("\n")
+                if code.strip():
+                    blocks.append(Block("code", f"```\n{code}\n```"))
+            elif tag == "br":
+                buffer.append("\n")
+            elif tag in _BLOCK:
+                flush()
+                walk(child)
+                flush()
+            else:
+                walk(child)
+
+    root = tree.body or tree.root
+    if root is not None:
+        walk(root)
+    flush()
+    title = " ".join(title_node.text().split()) if title_node is not None else ""
+    if not title:
+        title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
+    return Extracted(title or None, blocks)
+
+
+# ---------------------------------------------------------------- PDF
+
+def parse_pdf(path: Path) -> Extracted:
+    """Text from pypdfium2 (fast); headings from the pypdf outline where present.
+
+    An outline entry becomes a heading placed where its title first appears on
+    its page (or at the top of that page when the text does not contain it).
+    """
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        raise UnreadableFile(f"not a readable PDF ({exc})") from None
+    try:
+        pages = []
+        for page in pdf:
+            textpage = page.get_textpage()
+            pages.append(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
+            textpage.close()
+            page.close()
+        meta_title = (pdf.get_metadata_dict().get("Title") or "").strip()
+    finally:
+        pdf.close()
+    outline = _pdf_outline(path)
+    blocks: list[Block] = []
+    for number, page_text in enumerate(pages):
+        entries = [(title, level) for (title, page, level) in outline if page == number]
+        cursor = 0
+        for title, level in entries:
+            found = page_text.find(title, cursor)
+            if found >= 0:
+                blocks.extend(_pdf_paragraphs(page_text[cursor:found]))
+                cursor = found + len(title)
+            blocks.append(Block("heading", title, level))
+        blocks.extend(_pdf_paragraphs(page_text[cursor:]))
+    title = meta_title or (outline[0][0] if outline else None)
+    return Extracted(title, blocks, {"pages": len(pages)})
+
+
+def _pdf_outline(path: Path) -> list[tuple[str, int, int]]:
+    """(title, page index, level 1-6) for each outline entry; [] if none or unreadable."""
+    try:
+        from pypdf import PdfReader
+
+        reader = PdfReader(str(path))
+        entries: list[tuple[str, int, int]] = []
+
+        def visit(items, level: int) -> None:
+            for item in items:
+                if isinstance(item, list):
+                    visit(item, level + 1)
+                    continue
+                page = reader.get_destination_page_number(item)
+                title = " ".join(str(item.title or "").split())
+                if title and page is not None and page >= 0:
+                    entries.append((title, page, min(level, 6)))
+
+        visit(reader.outline, 1)
+        return entries
+    except Exception:  # a broken outline only costs us the headings
+        return []
+
+
+def _pdf_paragraphs(text: str) -> list[Block]:
+    return [Block("para", p.strip()) for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
+
+
+# ---------------------------------------------------------------- dispatch
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise UnreadableFile("binary content")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UnreadableFile("not UTF-8 text") from None
+
+
+READERS: dict[str, tuple[str, Callable[[Path], Extracted]]] = {
+    ".md": ("markdown", lambda p: parse_markdown(_read_text(p))),
+    ".markdown": ("markdown", lambda p: parse_markdown(_read_text(p))),
+    ".txt": ("text", lambda p: parse_text(_read_text(p))),
+    ".rst": ("text", lambda p: parse_text(_read_text(p))),
+    ".html": ("html", lambda p: parse_html(_read_text(p))),
+    ".htm": ("html", lambda p: parse_html(_read_text(p))),
+    ".pdf": ("pdf", parse_pdf),
+}
+
+
+def supported(path: Path) -> bool:
+    return path.suffix.lower() in READERS
+
+
+def extract(path: Path) -> Extracted:
+    """Read one file; raises UnreadableFile with a one-line reason."""
+    entry = READERS.get(path.suffix.lower())
+    if entry is None:
+        raise UnreadableFile(f"unsupported file type {path.suffix or '(none)'!r}")
+    fmt, reader = entry
+    try:
+        extracted = reader(path)
+    except UnreadableFile:
+        raise
+    except OSError as exc:
+        raise UnreadableFile(exc.strerror or str(exc)) from None
+    except Exception as exc:  # a parser bug on one file must not stop the run
+        raise UnreadableFile(f"{type(exc).__name__}: {exc}") from None
+    extracted.metadata.setdefault("format", fmt)
+    return extracted

@@ -1,0 +1,425 @@
+"""Reading an index: hybrid search (dense + BM25, fused by RRF) and browsing.
+
+The vectors of all chunks live in one float32 matrix, rows grouped by
+collection, loaded once and reloaded only when the index version changes
+(another process committed an ingest). Each search reads in one SQLite
+transaction (version check, reload if needed, BM25, chunk rows), so a search
+never mixes two versions of the index.
+
+Thread safety: one connection opened with check_same_thread=False, guarded by
+a lock; the query embedding runs outside the lock (ONNX Runtime sessions are
+thread-safe), so concurrent searches only serialize on the SQLite part.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from . import store
+from .chunking import PATH_SEPARATOR
+from .embedder import MODEL_DIM, MODEL_NAME, Embedder, default_embedder
+from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
+from .textsearch import cjk_share, match_expression, query_terms
+from .types import CollectionInfo, DocumentInfo, Hit, Section
+
+RRF_K = 60               # the constant from Cormack et al.; damps the weight of top ranks
+CANDIDATES = 50          # per retriever, before fusion
+MAX_K = 100
+MAX_QUERY_TERMS = 64     # a pasted page must not become a 500-term OR query
+_MODES = ("hybrid", "dense", "bm25")
+# An English-only embedder (all-MiniLM-L6-v2 was trained on English pairs) ranks
+# Chinese/Japanese/Korean text barely better than chance (salon-zh: dense Hit@1
+# 0.375 vs BM25 1.0). For a mostly-CJK query with such an embedder, the dense
+# ranking keeps only this weight in the fusion: it breaks ties and fills in,
+# it does not outvote BM25. `cosine` is still reported as is.
+CJK_DENSE_WEIGHT = 0.1
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """What search needs in memory, for one index version."""
+
+    version: int
+    ids: np.ndarray                          # chunk ids, grouped by collection, ascending within
+    matrix: np.ndarray                       # (n, dim) float32, unit rows, aligned with ids
+    slices: dict[str, tuple[int, int]]       # collection → [start, end) rows
+    collections: frozenset[str]              # collections with documents (some may have no chunks)
+    id_order: np.ndarray                     # argsort of ids: chunk id → row without a dict
+
+    def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
+        sorted_ids = self.ids[self.id_order]
+        positions = np.searchsorted(sorted_ids, chunk_ids)
+        positions = np.clip(positions, 0, max(len(sorted_ids) - 1, 0))
+        return self.id_order[positions]
+
+
+class Index:
+    """An open docindex file. Raises StoreError (missing), NotAnIndex, SchemaMismatch, EmbedderMismatch."""
+
+    def __init__(self, db_path: str | Path, *, embedder: Embedder | None = None) -> None:
+        self.path = Path(db_path)
+        self._conn, self._meta = store.open_existing(self.path)
+        # A second connection, used only by one worker thread, runs BM25 while the query is embedded.
+        self._bm25_conn = store.connect(self.path)
+        self._bm25_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docindex-bm25")
+        self._lock = threading.RLock()
+        self._embedder = embedder
+        self._snapshot: _Snapshot | None = None
+        self._data_version: int | None = None
+        try:
+            self._check_model(self._meta)
+            self.refresh()
+        except Exception:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        self._bm25_pool.shutdown(wait=True)
+        with self._lock:
+            self._conn.close()
+            self._bm25_conn.close()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def version(self) -> int:
+        with self._lock:
+            return self._read_version()
+
+    def refresh(self) -> bool:
+        """Reload the vectors if another process committed an ingest; True if it did."""
+        with self._lock, self._read_transaction():
+            return self._ensure_current()
+
+    # ------------------------------------------------------------ search
+
+    def search(self, query: str, k: int = 5, collection: str | None = None,
+               *, mode: str = "hybrid", timings: dict[str, float] | None = None) -> list[Hit]:
+        """Top-k chunks by RRF fusion of dense and BM25 ranks.
+
+        Raises EmptyQuery (empty, or only stopwords/punctuation), CollectionNotFound,
+        InputError (k out of range). Returns [] when the index (or collection) has no chunks.
+        `mode` "dense" or "bm25" ranks by one retriever alone (for evaluations).
+        `timings`, if given, receives milliseconds for embed, dense, bm25, fuse.
+        """
+        if mode not in _MODES:
+            raise InputError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
+        if not isinstance(query, str) or not query.strip():
+            raise EmptyQuery("the query is empty")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InputError(f"k must be an integer from 1 to {MAX_K}, not {k!r}")
+        terms = query_terms(query)[:MAX_QUERY_TERMS]
+        if not terms:
+            raise EmptyQuery("the query has only stopwords or punctuation: ask with content words")
+        clock = time.perf_counter
+        t0 = clock()
+        # BM25 needs no vector: it runs on the second connection while the query is embedded.
+        prefetch = self._bm25_pool.submit(self._bm25_prefetch, terms, collection) if mode != "dense" else None
+        query_vector = self._get_embedder().embed([query])[0]
+        t1 = clock()
+        with self._lock, self._read_transaction():
+            self._ensure_current()
+            snapshot = self._snapshot
+            if collection is not None and collection not in snapshot.collections:
+                raise CollectionNotFound(self._unknown_collection_message(collection, snapshot))
+            start, end = snapshot.slices.get(collection, (0, 0)) if collection else (0, len(snapshot.ids))
+            if end == start:
+                return []
+            # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
+            # 3-5x slower here whenever another process held the other core.
+            scores = np.einsum("ij,j->i", snapshot.matrix[start:end], query_vector)
+            dense_ids = self._top_dense(scores, snapshot.ids[start:end])
+            t2 = clock()
+            bm25: dict[int, float] = {}
+            bm25_ms = 0.0
+            if prefetch is not None:
+                version, bm25, bm25_ms = prefetch.result()
+                if version != snapshot.version:     # an ingest committed in between: redo it here
+                    bm25 = self._bm25(terms, collection, self._conn)
+            t3 = clock()
+            bm25_ids = np.fromiter(bm25, dtype=np.int64, count=len(bm25))
+            dense_weight = CJK_DENSE_WEIGHT if self._dense_is_blind_to(query) else 1.0
+            rankings = {"hybrid": [(dense_ids, dense_weight), (bm25_ids, 1.0)], "dense": [(dense_ids, 1.0)],
+                        "bm25": [(bm25_ids, 1.0)]}[mode]
+            fused = _rrf(rankings)
+            top = fused[:k]
+            top_ids = np.array([chunk_id for chunk_id, _ in top], dtype=np.int64)
+            cosines = np.einsum("ij,j->i", snapshot.matrix[snapshot.rows_of(top_ids)], query_vector)
+            rows = self._chunk_rows(top_ids.tolist())
+        hits = []
+        for (chunk_id, fusion), cosine in zip(top, cosines):
+            row = rows.get(chunk_id)
+            if row is None:   # cannot happen inside one transaction; guard anyway
+                continue
+            doc_id, coll, source, anchor, path_json, text = row
+            heading_path = tuple(json.loads(path_json))
+            hits.append(Hit(chunk_id=chunk_id, doc_id=doc_id, collection=coll, source=source, anchor=anchor,
+                            title=PATH_SEPARATOR.join(heading_path), heading_path=heading_path, text=text,
+                            cosine=float(cosine), bm25=bm25.get(chunk_id, 0.0), fusion=fusion))
+        if timings is not None:
+            t4 = clock()
+            # bm25 ran beside embed; bm25_wait is what the search still waited for it.
+            timings.update(embed=(t1 - t0) * 1e3, dense=(t2 - t1) * 1e3, bm25=bm25_ms,
+                           bm25_wait=(t3 - t2) * 1e3, fuse=(t4 - t3) * 1e3)
+        return hits
+
+    def _dense_is_blind_to(self, query: str) -> bool:
+        """True for a mostly-CJK query and an embedder that does not declare CJK training."""
+        if getattr(self._embedder, "reads_cjk", True):
+            return False
+        return cjk_share(query) > 0.5
+
+    def _top_dense(self, scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        n = min(CANDIDATES, len(scores))
+        if n < len(scores):
+            candidates = np.argpartition(-scores, n - 1)[:n]
+        else:
+            candidates = np.arange(len(scores))
+        ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
+        return ids[ranked]
+
+    def _bm25_prefetch(self, terms: list[str], collection: str | None) -> tuple[int, dict[int, float], float]:
+        """On the BM25 worker: (index version, scores, ms), read in one transaction."""
+        started = time.perf_counter()
+        conn = self._bm25_conn
+        conn.execute("BEGIN")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+            scores = self._bm25(terms, collection, conn)
+        finally:
+            conn.execute("COMMIT")
+        return (int(row[0]) if row else 0), scores, (time.perf_counter() - started) * 1e3
+
+    def _bm25(self, terms: list[str], collection: str | None, conn) -> dict[int, float]:
+        """chunk id → positive BM25 (larger is better), best first."""
+        sql = "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        params: list = [match_expression(terms)]
+        if collection is not None:
+            sql += " AND collection = ?"
+            params.append(collection)
+        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
+        params.append(CANDIDATES)
+        return {int(rowid): -float(score) for rowid, score in conn.execute(sql, params)}
+
+    def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self._conn.execute(
+            "SELECT c.id, c.doc_id, c.collection, d.source, c.anchor, c.heading_path, c.text "
+            f"FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})", chunk_ids)
+        return {row[0]: row[1:] for row in rows}
+
+    # ------------------------------------------------------------ browsing
+
+    def collections(self) -> list[CollectionInfo]:
+        with self._lock, self._read_transaction():
+            version = self._read_version()
+            model = self._read_meta().get("embed_model", "")
+            rows = self._conn.execute(
+                "SELECT d.collection, count(DISTINCT d.id), count(c.id) FROM documents d "
+                "LEFT JOIN chunks c ON c.doc_id = d.id GROUP BY d.collection ORDER BY d.collection").fetchall()
+        return [CollectionInfo(name, docs, chunks, model, version) for name, docs, chunks in rows]
+
+    def stats(self) -> dict:
+        collections = self.collections()
+        with self._lock:
+            meta = self._read_meta()
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return {
+            "path": str(self.path),
+            "collections": [asdict(c) for c in collections],
+            "documents": sum(c.documents for c in collections),
+            "chunks": sum(c.chunks for c in collections),
+            "embed_model": meta.get("embed_model"),
+            "index_version": int(meta.get("index_version", 0)),
+            "schema_version": int(meta.get("schema_version", 0)),
+            "size_bytes": size,
+        }
+
+    def is_empty(self, collection: str | None = None) -> bool:
+        with self._lock:
+            if collection is None:
+                row = self._conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone()
+            else:
+                row = self._conn.execute("SELECT 1 FROM chunks WHERE collection = ? LIMIT 1",
+                                         (collection,)).fetchone()
+        return row is None
+
+    def get_document(self, *, source: str | None = None, doc_id: int | None = None,
+                     collection: str | None = None) -> DocumentInfo:
+        if (source is None) == (doc_id is None):
+            raise InputError("give exactly one of source or doc_id")
+        with self._lock, self._read_transaction():
+            if collection is not None:
+                self._require_collection(collection)
+            sql = ("SELECT id, collection, source, title, sha256, metadata FROM documents WHERE "
+                   + ("source = ?" if source is not None else "id = ?"))
+            params: list = [source if source is not None else doc_id]
+            if collection is not None:
+                sql += " AND collection = ?"
+                params.append(collection)
+            found = self._conn.execute(sql, params).fetchall()
+            if not found:
+                what = f"source {source!r}" if source is not None else f"doc_id {doc_id}"
+                where = f" in collection {collection!r}" if collection else ""
+                raise DocumentNotFound(f"no document with {what}{where}")
+            if len(found) > 1:
+                names = ", ".join(sorted(row[1] for row in found))
+                raise InputError(f"source {source!r} is in several collections ({names}): name one")
+            doc, coll, src, title, sha, metadata = found[0]
+            sections = self._conn.execute(
+                "SELECT anchor, heading_path, level, min(ordinal) FROM chunks WHERE doc_id = ? "
+                "GROUP BY anchor ORDER BY min(ordinal)", (doc,)).fetchall()
+            count = self._conn.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (doc,)).fetchone()[0]
+        return DocumentInfo(
+            doc_id=doc, collection=coll, source=src, title=title, sha256=sha, chunk_count=count,
+            sections=tuple(Section(anchor, tuple(json.loads(path)), level, ordinal)
+                           for anchor, path, level, ordinal in sections),
+            metadata=json.loads(metadata),
+        )
+
+    def iter_chunks(self, collection: str) -> Iterator[dict]:
+        """Every chunk of a collection, by source then ordinal (read in one transaction)."""
+        with self._lock, self._read_transaction():
+            self._require_collection(collection)
+            rows = self._conn.execute(
+                "SELECT c.id, c.doc_id, d.source, d.title, c.anchor, c.heading_path, c.level, c.ordinal, "
+                "c.text, d.metadata FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                "WHERE c.collection = ? ORDER BY d.source, c.ordinal", (collection,)).fetchall()
+        for chunk_id, doc_id, source, title, anchor, path, level, ordinal, text, metadata in rows:
+            url = json.loads(metadata).get("url")
+            yield {"chunk_id": chunk_id, "doc_id": doc_id, "source": source, "doc_title": title,
+                   "anchor": anchor, "heading_path": tuple(json.loads(path)), "level": level,
+                   "ordinal": ordinal, "text": text, "url": url if isinstance(url, str) else None}
+
+    def content_hash(self, collection: str) -> str:
+        """SHA-256 over the (source, sha256) pairs of a collection's documents, in source order."""
+        with self._lock, self._read_transaction():
+            self._require_collection(collection)
+            rows = self._conn.execute(
+                "SELECT source, sha256 FROM documents WHERE collection = ? ORDER BY source", (collection,))
+            digest = hashlib.sha256()
+            for source, sha in rows:
+                digest.update(f"{source}\0{sha}\n".encode())
+        return digest.hexdigest()
+
+    # ------------------------------------------------------------ internals
+
+    def _get_embedder(self) -> Embedder:
+        if self._embedder is None:
+            embedder = default_embedder(threads=1)
+            self._check_embedder(embedder, self._meta)
+            self._embedder = embedder
+        return self._embedder
+
+    def _check_model(self, meta: dict[str, str]) -> None:
+        if self._embedder is not None:
+            self._check_embedder(self._embedder, meta)
+        elif meta.get("embed_model") not in (None, MODEL_NAME):
+            # The default embedder cannot read this index: say so before loading anything.
+            store.check_embedder(meta, MODEL_NAME, MODEL_DIM, self.path)
+
+    def _check_embedder(self, embedder: Embedder, meta: dict[str, str]) -> None:
+        store.check_embedder(meta, embedder.name, embedder.dim, self.path)
+
+    def _read_transaction(self):
+        return _ReadTransaction(self._conn)
+
+    def _read_meta(self) -> dict[str, str]:
+        return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def _read_version(self) -> int:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _ensure_current(self) -> bool:
+        """Inside a read transaction: reload the snapshot if the index version moved."""
+        data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if self._snapshot is not None and data_version == self._data_version:
+            return False   # nobody else committed since we last looked
+        self._data_version = data_version
+        version = self._read_version()
+        if self._snapshot is not None and version == self._snapshot.version:
+            return False
+        meta = self._read_meta()
+        self._check_model(meta)
+        self._meta = meta
+        self._snapshot = self._load_snapshot(version, meta)
+        return True
+
+    def _load_snapshot(self, version: int, meta: dict[str, str]) -> _Snapshot:
+        dim = int(meta.get("embed_dim", self._embedder.dim if self._embedder else MODEL_DIM))
+        rows = self._conn.execute(
+            "SELECT c.id, c.collection, v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+            "ORDER BY c.collection, c.id").fetchall()
+        ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), dim)
+        # Vectors are stored normalized; normalize again so a foreign writer cannot skew cosines.
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = np.ascontiguousarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
+        slices: dict[str, tuple[int, int]] = {}
+        for row_index, row in enumerate(rows):
+            start, _ = slices.get(row[1], (row_index, row_index))
+            slices[row[1]] = (start, row_index + 1)
+        names = frozenset(name for (name,) in self._conn.execute("SELECT DISTINCT collection FROM documents"))
+        return _Snapshot(version, ids, matrix, slices, names, np.argsort(ids, kind="stable"))
+
+    def _require_collection(self, collection: str) -> None:
+        exists = self._conn.execute("SELECT 1 FROM documents WHERE collection = ? LIMIT 1",
+                                    (collection,)).fetchone()
+        if not exists:
+            names = [n for (n,) in self._conn.execute("SELECT DISTINCT collection FROM documents ORDER BY 1")]
+            raise CollectionNotFound(_collection_message(collection, names))
+
+    def _unknown_collection_message(self, collection: str, snapshot: _Snapshot) -> str:
+        return _collection_message(collection, sorted(snapshot.collections))
+
+
+def _collection_message(collection: str, names: list[str]) -> str:
+    known = ", ".join(names) if names else "none: the index is empty"
+    return f"no collection {collection!r} in this index (collections: {known})"
+
+
+def _rrf(rankings: list[tuple[np.ndarray, float]]) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: score = Σ weight / (RRF_K + rank), ranks from 1; best first."""
+    scores: dict[int, float] = {}
+    for ranking, weight in rankings:
+        for rank, chunk_id in enumerate(ranking.tolist(), start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+class _ReadTransaction:
+    """BEGIN … COMMIT around reads (a consistent snapshot in WAL mode); re-entrant-safe."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self.owner = False
+
+    def __enter__(self):
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.owner = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.owner:
+            self.conn.execute("COMMIT")
+
+
+__all__ = ["Index", "RRF_K", "CANDIDATES"]

@@ -1,0 +1,1 @@
+"""askdocs evaluation suite: labelled cases, runner, metrics, CI gate (see evals/README.md)."""

@@ -1,0 +1,95 @@
+"""Read one askdocs SSE answer: the parsing half of the Locust user.
+
+Kept free of Locust imports (Locust monkey-patches the standard library with
+gevent on import), so tests can drive it directly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    event: str
+    data: str
+
+
+def iter_events(lines: Iterable[str | bytes]) -> Iterator[SseEvent]:
+    """Server-sent events from a line stream (the subset askdocs uses).
+
+    ``event:`` names the event, ``data:`` lines are joined with newlines,
+    ``:`` lines are comments (keep-alives), a blank line dispatches.
+    """
+    name, data = "", []
+    for raw in lines:
+        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        line = line.rstrip("\r\n")
+        if not line:
+            if data or name:
+                yield SseEvent(name or "message", "\n".join(data))
+            name, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+    # A final event without its blank line is not dispatched (SSE spec): the
+    # stream was cut mid-event.
+
+
+class Ending(Enum):
+    DONE = "done"
+    ERROR = "error"
+    INCOMPLETE = "incomplete"  # the stream ended without a terminal event
+
+
+@dataclass(frozen=True)
+class Answer:
+    ending: Ending
+    total_s: float
+    ttft_s: float | None  # None when no token came (gate refusals, errors)
+    tokens: int
+    refused: bool = False
+    detail: str | None = None  # the error event's stage, or why a stream broke
+
+
+def read_answer(
+    lines: Iterable[str | bytes], started: float, clock: Callable[[], float] = time.perf_counter
+) -> Answer:
+    """Consume one answer's stream until its terminal event.
+
+    ``started`` is the ``clock()`` reading taken before the request was sent,
+    so both times include connection and queueing.
+    """
+    ttft: float | None = None
+    tokens = 0
+    for event in iter_events(lines):
+        if event.event == "token":
+            tokens += 1
+            if ttft is None:
+                ttft = clock() - started
+        elif event.event == "done":
+            payload = _json(event.data)
+            return Answer(Ending.DONE, clock() - started, ttft, tokens, refused=bool(payload.get("refused")))
+        elif event.event == "error":
+            payload = _json(event.data)
+            stage = str(payload.get("stage", "unknown"))
+            return Answer(Ending.ERROR, clock() - started, ttft, tokens, detail=stage)
+    return Answer(Ending.INCOMPLETE, clock() - started, ttft, tokens)
+
+
+def _json(data: str) -> dict[str, object]:
+    try:
+        value = json.loads(data)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

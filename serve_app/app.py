@@ -1,0 +1,59 @@
+"""`build_app(args)`: the Serve application from serve_config.yaml's `args`.
+
+A pure function from config to graph (the shape of ray.serve.llm's
+builders): validate the args with the one `Settings` class (ASKDOCS_*
+environment and .env fill what the YAML leaves out), bind each deployment,
+bind the ingress over them. Per-deployment limits (max_ongoing_requests,
+queues, back-pressure, autoscaling, CPUs) come from the YAML's
+`deployments:` list, keyed by the names below.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+from ray import serve
+from ray.serve import Application
+from ray.serve.handle import DeploymentHandle
+
+from deployments.citations import CitationChecker
+from deployments.errors import ConfigError
+from deployments.gate import Gate
+from deployments.generator import Generator
+from deployments.retriever import Retriever
+from serve_app.handles import HandlePipeline
+from serve_app.ingress import create_app
+from serve_app.settings import Settings
+
+
+@serve.deployment
+@serve.ingress()
+class Ingress:
+    """The HTTP edge: the Starlette app of serve_app.ingress over deployment handles."""
+
+    def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
+                 checker: DeploymentHandle, settings: Settings) -> None:
+        self.pipeline = HandlePipeline(retriever, gate, generator, checker)
+        self.settings = settings
+
+    def __serve_build_asgi_app__(self) -> Any:
+        return create_app(self.pipeline, self.settings)
+
+
+def load_settings(args: dict[str, Any] | None) -> Settings:
+    try:
+        return Settings(**(args or {}))
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
+                             for err in e.errors(include_input=False, include_url=False))
+        raise ConfigError(f"invalid askdocs args: {problems}") from None
+
+
+def build_app(args: dict[str, Any]) -> Application:
+    settings = load_settings(args)
+    retriever = Retriever.bind(settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
+                               settings.mcp_start_timeout_s)
+    gate = Gate.bind(settings.gate_min_cosine)
+    generator = Generator.bind(settings.engine_spec(), settings.retry_policy())
+    checker = CitationChecker.bind(settings.min_support)
+    return Ingress.bind(retriever, gate, generator, checker, settings)

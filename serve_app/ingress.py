@@ -1,0 +1,303 @@
+"""The HTTP edge (DESIGN.md §4) as a Starlette app, independent of Ray.
+
+`create_app(pipeline, settings)` serves POST /ask over any `Pipeline`: Serve
+handles in the deployed graph, in-process objects in tests and benchmarks.
+The request path reads top-down in `ask()`:
+
+    auth (401) → body size (413) → shape (422) → admission (503)
+    → retrieve → gate → generate → check → respond (SSE or JSON)
+
+Nothing but a status and a one-line message ever reaches the client; details
+go to the log with the trace id. API keys are never logged.
+"""
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from deployments.errors import UnknownCollection
+from serve_app.answer import answer_events, new_trace_id
+from serve_app.pipeline import Busy, Pipeline
+from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
+                                SourcesEvent, TokenEvent, sse)
+from serve_app.settings import Settings
+from serve_app.stats import AnswerStats
+
+log = logging.getLogger("askdocs.ingress")
+STATIC_DIR = Path(__file__).parent / "static"
+HEALTH_INFO_TTL_S = 5.0   # /healthz is polled; engine/index info changes rarely
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class ClientGone(Exception):
+    pass
+
+
+# ------------------------------------------------------------------ responses
+
+def error_response(status: int, stage: str, message: str, headers: dict[str, str] | None = None,
+                   *, trace_id: str | None = None, partial: str | None = None) -> JSONResponse:
+    body = Envelope(success=False, error=EnvelopeError(stage=stage, message=message, trace_id=trace_id,
+                                                       partial=partial))
+    return JSONResponse(body.model_dump(exclude_none=True) | {"data": None}, status_code=status, headers=headers)
+
+
+def busy_response(retry_after_s: float) -> JSONResponse:
+    return error_response(503, "capacity", "the service is at capacity; retry later",
+                          {"Retry-After": str(max(1, round(retry_after_s)))})
+
+
+def _validation_message(e: ValidationError) -> str:
+    parts = []
+    for err in e.errors(include_input=False, include_url=False)[:3]:
+        where = ".".join(str(x) for x in err["loc"]) or "body"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------ request helpers
+
+def authorized(request: Request, keys: list[bytes]) -> bool:
+    if not keys:
+        return True
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        return False
+    given = token.strip().encode()
+    # Compare against every key (no early exit), each in constant time.
+    return any([hmac.compare_digest(given, key) for key in keys])
+
+
+async def read_limited_body(request: Request, limit: int) -> bytes:
+    """The body, refusing (BodyTooLarge) as soon as Content-Length or the bytes
+    actually received exceed `limit`, without reading the rest."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BodyTooLarge
+    return bytes(body)
+
+
+async def _until_disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def cancel_on_disconnect(request: Request, work: Any) -> Any:
+    """Await `work`, cancelling it if the client disconnects first (ClientGone)."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_until_disconnect(request))
+    try:
+        done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task in done:
+        return task.result()
+    raise ClientGone
+
+
+async def _head_until_first_token(events: AsyncIterator[Event]) -> list[Event]:
+    """Pull events up to the first token or the terminal event: a downstream
+    BackPressureError (→ Busy) surfaces only here, while a 503 is still possible."""
+    head: list[Event] = []
+    async for event in events:
+        head.append(event)
+        if isinstance(event, (TokenEvent, DoneEvent, ErrorEvent)):
+            break
+    return head
+
+
+def _envelope(events: list[Event]) -> tuple[int, Envelope]:
+    sources = next((e.sources for e in events if isinstance(e, SourcesEvent)), [])
+    last = events[-1] if events else None
+    if isinstance(last, DoneEvent):
+        return 200, Envelope(success=True, data=AnswerData(**last.model_dump(), sources=sources))
+    if isinstance(last, ErrorEvent):
+        status = 500 if last.stage == "internal" else 502
+        return status, Envelope(success=False, error=EnvelopeError(stage=last.stage, message=last.message,
+                                                                  trace_id=last.trace_id, partial=last.partial))
+    return 500, Envelope(success=False, error=EnvelopeError(stage="internal", message="no answer produced"))
+
+
+# ------------------------------------------------------------------ the app
+
+class Admission:
+    """Answers in flight on this replica; full → 503 before any work."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.in_flight = 0
+
+    def try_enter(self) -> bool:
+        if self.in_flight >= self.limit:
+            return False
+        self.in_flight += 1
+        return True
+
+    def leave(self) -> None:
+        self.in_flight -= 1
+
+
+def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
+    keys = [k.get_secret_value().encode() for k in settings.api_keys]
+    admission = Admission(settings.max_concurrent)
+    stats = AnswerStats(settings.stats_window)
+    health_cache: dict[str, Any] = {"at": 0.0, "info": None}
+
+    async def ask(request: Request) -> Response:
+        if not authorized(request, keys):
+            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+        try:
+            body = await read_limited_body(request, settings.max_body_bytes)
+        except BodyTooLarge:
+            return error_response(413, "request", f"request body over {settings.max_body_bytes} bytes")
+        except ClientDisconnect:
+            return Response(status_code=499)
+        try:
+            req = AskRequest.model_validate_json(body)
+        except ValidationError as e:
+            return error_response(422, "request", _validation_message(e))
+        stream = request.query_params.get("stream", "true").lower() not in ("false", "0", "no")
+
+        if not admission.try_enter():
+            return busy_response(settings.retry_after_s)
+        trace_id = new_trace_id()
+        events = answer_events(pipeline, settings, req, trace_id=trace_id, stats=stats)
+        handed_over = False
+        try:
+            if stream:
+                head = await cancel_on_disconnect(request, _head_until_first_token(events))
+                handed_over = True
+                return StreamingResponse(_sse_body(head, events, admission), media_type="text/event-stream",
+                                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+                                                  "X-Trace-Id": trace_id})
+            collected = await cancel_on_disconnect(request, _collect(events))
+            status, envelope = _envelope(collected)
+            return JSONResponse(envelope.model_dump(), status_code=status, headers={"X-Trace-Id": trace_id})
+        except Busy as e:
+            return busy_response(e.retry_after_s or settings.retry_after_s)
+        except UnknownCollection as e:
+            return error_response(422, "request", str(e))
+        except ClientGone:
+            log.info("client left before the answer [trace %s]", trace_id)
+            return Response(status_code=499)
+        except Exception:
+            log.exception("unexpected failure [trace %s]", trace_id)
+            return error_response(500, "internal", "internal error", trace_id=trace_id)
+        finally:
+            if not handed_over:
+                await events.aclose()
+                admission.leave()
+
+    async def healthz(request: Request) -> Response:
+        now = time.monotonic()
+        if health_cache["info"] is None or now - health_cache["at"] > HEALTH_INFO_TTL_S:
+            try:
+                health_cache["info"] = await asyncio.wait_for(pipeline.info(), 5.0)
+                health_cache["at"] = now
+            except Exception as e:  # noqa: BLE001 - reported as degraded, details in the log
+                log.warning("health info unavailable: %r", e)
+                return JSONResponse({"status": "degraded", "in_flight": admission.in_flight,
+                                     "max_concurrent": admission.limit, "engine": None, "model": None,
+                                     "index": None}, status_code=503)
+        info = health_cache["info"]
+        return JSONResponse({"status": "ok", "in_flight": admission.in_flight, "max_concurrent": admission.limit,
+                             "engine": info.get("engine"), "model": info.get("model"),
+                             "index": info.get("index")})
+
+    async def stats_endpoint(request: Request) -> Response:
+        if not authorized(request, keys):
+            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+        return JSONResponse(stats.snapshot())
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(OPENAPI)
+
+    async def index_page(request: Request) -> Response:
+        page = STATIC_DIR / "index.html"
+        if not page.is_file():
+            return JSONResponse({"detail": "no web page installed; POST /ask"}, status_code=404)
+        return FileResponse(page, media_type="text/html")
+
+    app = Starlette(routes=[
+        Route("/ask", ask, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/stats", stats_endpoint, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/", index_page, methods=["GET"]),
+    ])
+    app.state.admission = admission
+    app.state.stats = stats
+    return app
+
+
+async def _collect(events: AsyncIterator[Event]) -> list[Event]:
+    return [event async for event in events]
+
+
+async def _sse_body(head: list[Event], events: AsyncIterator[Event], admission: Admission) -> AsyncIterator[bytes]:
+    try:
+        for event in head:
+            yield sse(event)
+        if head and isinstance(head[-1], (DoneEvent, ErrorEvent)):
+            return
+        async for event in events:
+            yield sse(event)
+    finally:
+        await events.aclose()      # client gone mid-stream: cancels generation
+        admission.leave()
+
+
+def _openapi() -> dict[str, Any]:
+    envelope = Envelope.model_json_schema(ref_template="#/components/schemas/{model}")
+    ask_schema = AskRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas = {"AskRequest": ask_schema, **envelope.pop("$defs", {}), "Envelope": envelope}
+    json_error = {"application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "askdocs", "version": "0.1.0",
+                 "description": "Cited answers over your documents (DESIGN.md §4)."},
+        "paths": {"/ask": {"post": {
+            "summary": "Ask a question; SSE stream by default, one JSON envelope with ?stream=false.",
+            "parameters": [{"name": "stream", "in": "query", "required": False,
+                            "schema": {"type": "string", "enum": ["true", "false"]}}],
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/AskRequest"}}}},
+            "responses": {
+                "200": {"description": "SSE events sources, token*, done|error; or the JSON envelope",
+                        "content": {"text/event-stream": {"schema": {"type": "string"}}, **json_error}},
+                "401": {"description": "API keys configured and bearer token missing or wrong", "content": json_error},
+                "413": {"description": "body over the size limit", "content": json_error},
+                "422": {"description": "malformed JSON, wrong types, out-of-range values, unknown collection",
+                        "content": json_error},
+                "499": {"description": "client closed the request (never seen by that client)"},
+                "500": {"description": "internal error (JSON mode)", "content": json_error},
+                "502": {"description": "retrieval or the model failed (JSON mode)", "content": json_error},
+                "503": {"description": "at capacity; see Retry-After", "content": json_error},
+            }}}},
+        "components": {"schemas": schemas},
+    }
+
+
+OPENAPI = json.loads(json.dumps(_openapi()))

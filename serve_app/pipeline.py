@@ -1,0 +1,42 @@
+"""What the ingress needs from the rest of the graph, as one small interface.
+
+Two implementations: `serve_app.handles.HandlePipeline` (Serve deployment
+handles, the deployed graph) and `serve_app.local.LocalPipeline` (the same
+deployment logic called in-process: tests, the in-process benchmark, running
+the ingress under plain uvicorn).
+"""
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Protocol
+
+from deployments.citations import CheckResult
+from deployments.engines.base import Delta, GenParams, Prompt
+from deployments.errors import AskdocsError
+from deployments.gate import GateDecision
+from deployments.passage import Passage
+
+
+class Busy(AskdocsError):
+    """A downstream deployment is at capacity (its queue is full): HTTP 503."""
+
+    stage = "capacity"
+
+    def __init__(self, message: str = "at capacity", *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class Pipeline(Protocol):
+    async def search(self, question: str, k: int, collection: str | None) -> list[Passage]: ...
+
+    async def decide(self, question: str, passages: list[Passage]) -> GateDecision: ...
+
+    def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+        """An async generator: close it (`aclose()`) to cancel generation."""
+        ...
+
+    async def check(self, answer: str, passages: list[Passage]) -> CheckResult: ...
+
+    async def info(self) -> dict[str, Any]:
+        """{"engine", "model", "slots", "index": {"chunks", "version"}}"""
+        ...

@@ -1,0 +1,121 @@
+"""The one settings class: `ASKDOCS_*` environment variables or `.env`, and
+the `args:` of serve_config.yaml (which take precedence over both).
+
+Every limit says why it has its value. API contract bounds (question length,
+k range) are fixed by DESIGN.md §4 and live in `serve_app/protocol.py`.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from deployments.engines.base import EngineSpec
+from deployments.generator import RetryPolicy
+from deployments.prompt import PromptLimits
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ASKDOCS_", env_file=".env", extra="forbid")
+
+    # ---------------------------------------------------------------- HTTP edge
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated bearer tokens; empty = no auth. Read from the environment "
+                    "only in production (YAML args end up in Serve's stored config).")
+    max_body_bytes: int = Field(
+        16 * 1024, ge=1024,
+        description="413 above this: a 2000-character question in JSON is < 9 KB even fully "
+                    "escaped, so 16 KB bounds what a client may make us buffer.")
+    max_concurrent: int = Field(
+        32, ge=1,
+        description="Answers in flight per ingress replica before it answers 503. Above the "
+                    "Generator's slots + queue so Serve's own queue does the fine-grained "
+                    "limiting; this only bounds ingress memory under a flood.")
+    retry_after_s: int = Field(
+        2, ge=1,
+        description="Retry-After on our 503s: about one CPU answer's generation time.")
+
+    # ---------------------------------------------------------------- retrieval
+    db: str = Field("var/askdocs.db", description="docindex SQLite file the default MCP command serves.")
+    mcp_command: list[str] | None = Field(
+        None, description="MCP server command (argv). Default: `python -m docindex.cli serve-mcp --db DB`.")
+    mcp_pool_size: int = Field(
+        2, ge=1, le=16,
+        description="MCP sessions per Retriever replica: each is a process holding the "
+                    "embedder (~150 MB); 2 overlap one slow query with the next.")
+    mcp_call_timeout_s: float = Field(
+        10.0, gt=0,
+        description="Per search call, queue wait included: a query takes ~10 ms; 10 s means the "
+                    "index is stuck, not slow.")
+    mcp_start_timeout_s: float = Field(
+        120.0, gt=0, description="Server start + warm-up (loads the embedder: ~1-5 s, more under load).")
+    default_k: int = Field(5, ge=1, le=20, description="Passages retrieved when the request gives no k.")
+
+    # ---------------------------------------------------------------- gate
+    gate_min_cosine: float = Field(
+        0.30, ge=-1.0, le=1.0,
+        description="Refuse before the model when no passage reaches this cosine. PLACEHOLDER "
+                    "for all-MiniLM-L6-v2 until evals/ calibrates it on the dev corpus "
+                    "(genuine matches mostly score > 0.35, unrelated questions < 0.25).")
+
+    # ---------------------------------------------------------------- prompt / generation
+    prompt_max_sources: int = Field(
+        4, ge=1, le=20,
+        description="Sources put in the prompt (k is capped to it). CPU default 4: prefill runs "
+                    "~100 tokens/s on 2 cores, so every source costs seconds of first-token time.")
+    prompt_max_chars_per_source: int = Field(
+        900, ge=100,
+        description="Longer passages are clipped (~225 tokens) for the same prefill reason.")
+    max_tokens: int = Field(256, ge=1, le=4096, description="Answer length cap; reaching it sets truncated: true.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy: reproducible answers for evals.")
+    engine: str = Field("llamacpp", description="fake | openai | llamacpp | vllm")
+    model: str = Field("", description="Model name or path, engine-specific ('' = the engine's default).")
+    engine_slots: int = Field(
+        1, ge=1,
+        description="Sequences the engine really runs at once; MUST equal the Generator's "
+                    "max_ongoing_requests (checked at start-up).")
+    engine_options: dict[str, Any] = Field(default_factory=dict, description="Extra engine kwargs.")
+    first_token_retries: int = Field(
+        2, ge=0, le=5, description="Engine retries before the first token only (after it, text was already sent).")
+    retry_backoff_s: float = Field(0.2, ge=0.0, description="First retry wait; doubles per attempt.")
+
+    # ---------------------------------------------------------------- checking / stats
+    min_support: float = Field(
+        0.5, ge=0.0, le=1.0, description="Fraction of a sentence's content words its cited passages must contain.")
+    stats_window: int = Field(1000, ge=10, description="Answers kept for /stats percentiles (DESIGN.md §4).")
+    cost_per_1k_prompt_tokens: float = Field(0.0, ge=0.0, description="USD, for cost_usd (0 for local engines).")
+    cost_per_1k_completion_tokens: float = Field(0.0, ge=0.0, description="USD, for cost_usd.")
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [k.strip() for k in value.split(",") if k.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _cap_k(self) -> "Settings":
+        self.default_k = min(self.default_k, self.prompt_max_sources)
+        return self
+
+    # ---------------------------------------------------------------- derived views
+    def mcp_argv(self) -> list[str]:
+        return list(self.mcp_command) if self.mcp_command else [
+            sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", self.db]
+
+    def engine_spec(self) -> EngineSpec:
+        return EngineSpec(name=self.engine, model=self.model, slots=self.engine_slots,
+                          options=dict(self.engine_options))
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(retries=self.first_token_retries, backoff_s=self.retry_backoff_s)
+
+    def prompt_limits(self) -> PromptLimits:
+        return PromptLimits(self.prompt_max_sources, self.prompt_max_chars_per_source)
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return round(prompt_tokens / 1000 * self.cost_per_1k_prompt_tokens
+                     + completion_tokens / 1000 * self.cost_per_1k_completion_tokens, 8)

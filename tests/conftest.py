@@ -1,0 +1,26 @@
+"""Fixtures shared by the whole suite."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = REPO.parent / "shared" / "corpora"      # ../shared/corpora beside the checkout (CI too)
+CMCP = CORPORA / "cmcp"
+
+
+@pytest.fixture(scope="session")
+def cmcp_index(tmp_path_factory) -> Path:
+    """An index of ../shared/corpora/cmcp (collection "cmcp", real MiniLM embedder), built once per session.
+
+    Returns the database path. Treat it as read-only: other tests share it.
+    """
+    if not CMCP.is_dir():
+        pytest.skip(f"dev corpus missing: {CMCP}")
+    from docindex.ingest import ingest
+
+    db = tmp_path_factory.mktemp("cmcp-index") / "cmcp.db"
+    report = ingest([CMCP], db, "cmcp")
+    assert report.added > 30 and report.chunks > 300 and not report.errors
+    return db

@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import pytest
+from tokenizers import Tokenizer
+
+from docindex.chunking import MAX_TOKENS, Slugger, chunk_blocks, slugify
+from docindex.embedder import tokenizer_path
+from docindex.extract import parse_markdown
+
+
+@pytest.fixture(scope="module")
+def count_tokens():
+    tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return lambda text: len(tokenizer.encode(text).ids)
+
+
+def chunks_of(markdown: str, count_tokens, title: str = "Doc", **kwargs):
+    extracted = parse_markdown(markdown)
+    return chunk_blocks(extracted.blocks, extracted.title or title, count_tokens, **kwargs)
+
+
+@pytest.mark.parametrize("heading, slug", [
+    ("Hello World", "hello-world"),
+    ("C++ & Rust!", "c--rust"),
+    ("v0.6.0 — acceptance", "v060--acceptance"),
+    ("snake_case and-dash", "snake_case-and-dash"),
+    ("染发前的准备", "染发前的准备"),
+    ("Ünïcode Straße", "ünïcode-straße"),
+    ("  padded  ", "padded"),
+])
+def test_slugify_follows_github(heading, slug):
+    assert slugify(heading) == slug
+
+
+def test_duplicate_headings_get_github_style_suffixes():
+    slugger = Slugger()
+    assert [slugger.slug(h) for h in ["Usage", "Usage", "Usage-1", "Usage"]] == [
+        "usage", "usage-1", "usage-1-1", "usage-2"]
+
+
+def test_heading_paths_follow_the_heading_levels(count_tokens):
+    chunks = chunks_of(
+        "# Guide\n\nintro\n\n## Setup\n\nsetup text\n\n### Linux\n\nlinux text\n\n## Usage\n\nusage text\n",
+        count_tokens)
+    assert [(c.anchor, c.heading_path, c.level) for c in chunks] == [
+        ("guide", ("Guide",), 1),
+        ("setup", ("Guide", "Setup"), 2),
+        ("linux", ("Guide", "Setup", "Linux"), 3),
+        ("usage", ("Guide", "Usage"), 2),
+    ]
+    assert chunks[2].title == "Guide › Setup › Linux"
+    assert chunks[2].embed_text.startswith("Guide › Setup › Linux\n")
+
+
+def test_text_before_the_first_heading_gets_an_empty_anchor_and_the_title_path(count_tokens):
+    chunks = chunks_of("Preamble text.\n\n## Details\n\nMore.\n", count_tokens, title="notes")
+    assert (chunks[0].anchor, chunks[0].heading_path) == ("", ("notes",))
+    assert chunks[1].heading_path == ("notes", "Details")
+
+
+def test_markdown_parsing_ignores_hashes_in_code_and_reads_setext_and_front_matter():
+    extracted = parse_markdown(
+        "---\ntitle: Front Title\nurl: https://example.org/doc\n---\n"
+        "Setext Heading\n==============\n\n```sh\n# not a heading\n```\n\nSub\n---\n\ntext\n")
+    assert extracted.title == "Front Title"
+    assert extracted.metadata["url"] == "https://example.org/doc"
+    kinds = [(b.kind, b.level, b.text.splitlines()[0]) for b in extracted.blocks]
+    assert kinds == [("heading", 1, "Setext Heading"), ("code", 0, "```sh"), ("heading", 2, "Sub"),
+                     ("para", 0, "text")]
+
+
+def test_heading_markup_is_removed_before_slugging(count_tokens):
+    chunks = chunks_of("## The `crag_search` [tool](http://x) **now**\n\nbody\n", count_tokens)
+    assert chunks[0].heading_path[-1] == "The crag_search tool now"
+    assert chunks[0].anchor == "the-crag_search-tool-now"
+
+
+def test_long_sections_split_on_paragraphs_within_the_token_budget_with_overlap(count_tokens):
+    paragraphs = [f"Paragraph {i} explains step {i} of the deployment. It has two sentences about step {i}."
+                  for i in range(40)]
+    chunks = chunks_of("# Long\n\n" + "\n\n".join(paragraphs), count_tokens)
+    assert len(chunks) >= 3
+    assert all(count_tokens(c.embed_text) <= MAX_TOKENS for c in chunks)
+    assert len({c.anchor for c in chunks}) == 1        # pieces of one section share its anchor
+    for before, after in zip(chunks, chunks[1:]):
+        last_paragraph = before.text.split("\n\n")[-1]
+        assert after.text.startswith(last_paragraph)   # overlap: the next piece repeats the tail
+    joined = "\n\n".join(c.text for c in chunks)
+    assert all(p in joined for p in paragraphs)         # nothing lost
+
+
+def test_a_code_block_that_fits_is_never_split(count_tokens):
+    code = "```python\n" + "\n".join(f"value_{i} = compute({i})" for i in range(25)) + "\n```"
+    prose = "\n\n".join(f"Sentence number {i} describes the code below in some detail." for i in range(12))
+    chunks = chunks_of(f"# Code\n\n{prose}\n\n{code}\n\nAfter the code.\n", count_tokens)
+    holding = [c for c in chunks if "value_0" in c.text]
+    assert len(holding) == 1 and code in holding[0].text
+    assert all(c.text.count("```") % 2 == 0 for c in chunks)
+
+
+def test_an_oversized_code_block_is_cut_on_lines_and_refenced(count_tokens):
+    code = "```c\n" + "\n".join(f"int variable_{i} = function_call_{i}(argument_{i});" for i in range(200)) + "\n```"
+    chunks = chunks_of(f"# Big\n\n{code}\n", count_tokens)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert chunk.text.startswith("```c\n") and chunk.text.endswith("\n```")
+        assert count_tokens(chunk.embed_text) <= MAX_TOKENS
+    assert "int variable_199" in chunks[-1].text
+
+
+def test_cjk_text_without_spaces_is_split_within_the_budget(count_tokens):
+    text = "染发前需要做皮肤测试并确认发质状态。" * 60
+    chunks = chunks_of(f"# 染发\n\n{text}\n", count_tokens)
+    assert len(chunks) > 1
+    assert all(count_tokens(c.embed_text) <= MAX_TOKENS for c in chunks)

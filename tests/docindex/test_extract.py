@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+
+from docindex.extract import UnreadableFile, extract
+
+from .pdfgen import write_pdf
+
+
+def test_markdown_title_is_the_first_h1(tmp_path):
+    path = tmp_path / "a.md"
+    path.write_text("intro\n\n# Real Title\n\ntext\n")
+    extracted = extract(path)
+    assert extracted.title == "Real Title"
+    assert extracted.metadata["format"] == "markdown"
+
+
+def test_plain_text_is_paragraphs_without_headings(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("# not a heading in a text file\nline two\n\nsecond paragraph\n")
+    extracted = extract(path)
+    assert extracted.title is None
+    assert [b.kind for b in extracted.blocks] == ["para", "para"]
+    assert extracted.blocks[0].text.startswith("# not a heading")
+
+
+def test_html_headings_paragraphs_and_code_are_kept_and_scripts_dropped(tmp_path):
+    path = tmp_path / "page.html"
+    path.write_text(
+        "<html><head><title>Page Title</title><style>p{}</style></head><body>"
+        "<h1>Main</h1><p>First <b>bold</b> paragraph.</p><script>alert(1)</script>"
+        "<ul><li>item one</li><li>item two</li></ul>"
+        "<h2>Example</h2><pre><code>x = 1\ny = 2</code></pre></body></html>")
+    extracted = extract(path)
+    assert extracted.title == "Page Title"
+    summary = [(b.kind, b.level, b.text) for b in extracted.blocks]
+    assert summary == [
+        ("heading", 1, "Main"), ("para", 0, "First bold paragraph."), ("para", 0, "item one"),
+        ("para", 0, "item two"), ("heading", 2, "Example"), ("code", 0, "```\nx = 1\ny = 2\n```"),
+    ]
+
+
+def test_pdf_text_comes_with_outline_headings(tmp_path):
+    path = write_pdf(tmp_path / "manual.pdf",
+                     [["Installation", "Run the installer from the release page."],
+                      ["Linux notes", "Use the tarball on Linux hosts."]],
+                     outline=[("Installation", 0, 1), ("Linux notes", 1, 2)])
+    extracted = extract(path)
+    assert extracted.title == "Installation"
+    assert extracted.metadata == {"pages": 2, "format": "pdf"}
+    headings = [(b.text, b.level) for b in extracted.blocks if b.kind == "heading"]
+    assert headings == [("Installation", 1), ("Linux notes", 2)]
+    text = " ".join(b.text for b in extracted.blocks if b.kind == "para")
+    assert "release page" in text and "tarball" in text
+
+
+def test_pdf_without_outline_is_plain_text(tmp_path):
+    path = write_pdf(tmp_path / "plain.pdf", [["Just some text on a page."]])
+    extracted = extract(path)
+    assert not [b for b in extracted.blocks if b.kind == "heading"]
+    assert "Just some text" in extracted.blocks[0].text
+
+
+@pytest.mark.parametrize("name, content, reason", [
+    ("broken.pdf", b"%PDF-1.4 this is not really a pdf", "not a readable PDF"),
+    ("binary.md", b"\x00\x01\x02binary", "binary content"),
+    ("latin1.txt", "caf\xe9".encode("latin-1"), "not UTF-8"),
+    ("image.png", b"\x89PNG", "unsupported file type"),
+])
+def test_unreadable_files_raise_with_a_reason(tmp_path, name, content, reason):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(UnreadableFile, match=reason):
+        extract(path)

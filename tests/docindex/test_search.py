@@ -1,0 +1,89 @@
+"""Hybrid search over the real cmcp index (real MiniLM embedder)."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from docindex.errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
+from docindex.index import RRF_K, Index
+
+
+@pytest.fixture(scope="module")
+def index(cmcp_index):
+    with Index(cmcp_index) as opened:
+        yield opened
+
+
+def test_hits_carry_every_field_and_are_ranked_by_fusion(index):
+    hits = index.search("how do I put TLS in front of the HTTP transport", k=5)
+    assert len(hits) == 5
+    assert hits[0].source == "docs/deployment-tls.md"
+    assert [h.fusion for h in hits] == sorted((h.fusion for h in hits), reverse=True)
+    for hit in hits:
+        assert hit.collection == "cmcp" and hit.text and hit.chunk_id > 0
+        assert hit.title == " › ".join(hit.heading_path)
+        assert -1.0 <= hit.cosine <= 1.0 and hit.bm25 >= 0
+        assert 0 < hit.fusion <= 2 / (RRF_K + 1)
+    assert any(h.bm25 > 0 for h in hits)
+
+
+def test_the_anchor_of_a_hit_is_a_section_of_its_document(index):
+    hit = index.search("symlink escape case study", k=1)[0]
+    document = index.get_document(source=hit.source, collection="cmcp")
+    assert hit.anchor in {section.anchor for section in document.sections}
+    assert document.chunk_count >= len(document.sections) > 0
+
+
+@pytest.mark.parametrize("query", ['"unbalanced quote', "NEAR(tls proxy)", "tls AND OR NOT", "col:value*",
+                                   "^start -minus {braces}", "drop table chunks; --"])
+def test_fts_syntax_in_a_question_is_just_words(index, query):
+    assert isinstance(index.search(query, k=3), list)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and is", "?!... ---", "的 了 吗"])
+def test_queries_with_nothing_searchable_raise_empty_query(index, query):
+    with pytest.raises(EmptyQuery):
+        index.search(query)
+
+
+def test_bad_arguments_raise_typed_errors(index):
+    with pytest.raises(CollectionNotFound, match="collections: cmcp"):
+        index.search("tls", collection="nope")
+    with pytest.raises(InputError):
+        index.search("tls", k=0)
+    with pytest.raises(DocumentNotFound):
+        index.get_document(source="no/such.md")
+    with pytest.raises(CollectionNotFound):
+        list(index.iter_chunks("nope"))
+
+
+def test_search_works_from_another_thread(index):
+    results: list = []
+    errors: list = []
+
+    def worker():
+        try:
+            results.append(index.search("fuzzing nightly job", k=2))
+        except Exception as exc:   # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 3 and all(len(r) == 2 for r in results)
+
+
+def test_browsing_apis_describe_the_collection(index):
+    stats = index.stats()
+    assert stats["embed_model"] == "all-MiniLM-L6-v2" and stats["index_version"] == 1
+    assert stats["documents"] == 35 and stats["chunks"] > 300 and stats["size_bytes"] > 0
+    chunks = list(index.iter_chunks("cmcp"))
+    assert len(chunks) == stats["chunks"]
+    assert set(chunks[0]) == {"chunk_id", "doc_id", "source", "doc_title", "anchor", "heading_path", "level",
+                              "ordinal", "text", "url"}
+    assert index.content_hash("cmcp") == index.content_hash("cmcp") and len(index.content_hash("cmcp")) == 64
+    assert [c.name for c in index.collections()] == ["cmcp"]
+    assert not index.is_empty("cmcp") and index.is_empty("nope")

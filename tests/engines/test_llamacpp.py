@@ -1,0 +1,125 @@
+"""The llamacpp engine with the real tiny GGUF (SmolLM2-135M): protocol, not wording."""
+import asyncio
+import pytest
+
+pytest.importorskip("llama_cpp")
+
+from deployments.engines.base import GenParams, Message, Prompt  # noqa: E402
+from deployments.engines.llamacpp import LlamaCppEngine  # noqa: E402
+from deployments.engines.registry import engine_class  # noqa: E402
+from deployments.errors import ConfigError, EngineError  # noqa: E402
+
+pytestmark = pytest.mark.model
+
+QUESTION = Prompt((
+    Message("system", "You answer questions about the text in the sources. Be brief."),
+    Message("user", "Sources:\n[1] The capital of France is Paris.\n\nQuestion: What is the capital of France?"),
+))
+
+
+@pytest.fixture
+async def engine():
+    eng = engine_class("llamacpp")(model="", slots=1, n_threads=2)
+    await eng.start()
+    yield eng
+    await eng.close()
+
+
+async def collect(eng, prompt, params):
+    return [d async for d in eng.stream(prompt, params)]
+
+
+async def test_answers_with_text_deltas_then_one_final_delta_with_finish_and_usage(engine):
+    deltas = await collect(engine, QUESTION, GenParams(request_id="q1", max_tokens=24))
+    *text_deltas, last = deltas
+    assert text_deltas and all(d.text and d.finish_reason is None for d in text_deltas)
+    assert last.finish_reason in ("stop", "length") and last.text == ""
+    assert 30 < last.usage.prompt_tokens < 200
+    assert 1 <= last.usage.completion_tokens <= 24
+    assert "".join(d.text for d in text_deltas).strip()
+
+
+async def test_max_tokens_reached_finishes_with_length(engine):
+    deltas = await collect(engine, QUESTION, GenParams(request_id="q2", max_tokens=3))
+    assert deltas[-1].finish_reason == "length"
+    assert deltas[-1].usage.completion_tokens == 3
+
+
+async def test_greedy_decoding_is_deterministic(engine):
+    params = GenParams(request_id="q3", max_tokens=12)
+    first = "".join(d.text for d in await collect(engine, QUESTION, params))
+    second = "".join(d.text for d in await collect(engine, QUESTION, params))
+    assert first == second
+
+
+async def test_cancelling_the_consumer_stops_token_computation(engine):
+    long_answer = Prompt((Message("user", "Count from 1 to 500, separated by commas."),))
+
+    async def consume(seen: asyncio.Event):
+        async for d in engine.stream(long_answer, GenParams(request_id="c1", max_tokens=400)):
+            if d.text:
+                seen.set()
+
+    seen = asyncio.Event()
+    task = asyncio.create_task(consume(seen))
+    await asyncio.wait_for(seen.wait(), 30)
+    await asyncio.sleep(0.2)  # a few more tokens
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    at_cancel = engine.sampled_tokens_total
+    # The worker hands its slot back once llama.cpp has stopped.
+    for _ in range(300):
+        if engine._idle.qsize() == engine.slots:
+            break
+        await asyncio.sleep(0.1)
+    assert engine._idle.qsize() == engine.slots, "the worker kept running after the cancel"
+    assert engine.sampled_tokens_total - at_cancel <= 1  # at most the token in flight
+    stopped_at = engine.sampled_tokens_total
+    await asyncio.sleep(0.5)
+    assert engine.sampled_tokens_total == stopped_at
+    assert at_cancel < 400
+    # the slot is free again: the next request is served normally
+    deltas = await asyncio.wait_for(collect(engine, QUESTION, GenParams(request_id="c2", max_tokens=4)), 30)
+    assert deltas[-1].finish_reason in ("stop", "length")
+
+
+async def test_abort_by_request_id_ends_the_stream_with_finish_reason_abort(engine):
+    long_answer = Prompt((Message("user", "Count from 1 to 500, separated by commas."),))
+    deltas = []
+    async for d in engine.stream(long_answer, GenParams(request_id="a1", max_tokens=400)):
+        deltas.append(d)
+        if len(deltas) == 3:
+            await engine.abort("a1")
+    assert deltas[-1].finish_reason == "abort"
+    assert deltas[-1].usage.completion_tokens < 20
+
+
+async def test_prompt_longer_than_the_context_is_an_engine_error():
+    eng = LlamaCppEngine(model="", slots=1, n_ctx=256)
+    await eng.start()
+    try:
+        huge = Prompt((Message("user", "word " * 600),))
+        with pytest.raises(EngineError, match="does not fit"):
+            await collect(eng, huge, GenParams(request_id="big"))
+        # and the slot was released
+        deltas = await collect(eng, QUESTION, GenParams(request_id="after", max_tokens=2))
+        assert deltas[-1].finish_reason == "length"
+    finally:
+        await eng.close()
+
+
+def test_missing_model_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        LlamaCppEngine(model=str(tmp_path / "missing.gguf"))
+
+
+def test_unknown_option_is_a_config_error():
+    with pytest.raises(ConfigError, match="n_thread"):
+        LlamaCppEngine(model="", n_thread=2)
+
+
+def test_hf_folder_is_refused_with_a_pointer_to_the_right_engine(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ConfigError, match="vllm"):
+        LlamaCppEngine(model=str(tmp_path))

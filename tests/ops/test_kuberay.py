@@ -1,0 +1,175 @@
+"""k8s/rayservice.yaml: the KubeRay RayService, checked without a cluster."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+MANIFEST = REPO / "k8s" / "rayservice.yaml"
+GPU_CONFIG = REPO / "serve_config.gpu.yaml"
+
+needs_gpu_config = pytest.mark.skipif(
+    not GPU_CONFIG.is_file(), reason="serve_config.gpu.yaml is absent: nothing to compare serveConfigV2 with"
+)
+
+
+def documents() -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d]
+
+
+def rayservice() -> dict[str, Any]:
+    (service,) = [d for d in documents() if d["kind"] == "RayService"]
+    return service
+
+
+def serve_config() -> dict[str, Any]:
+    return yaml.safe_load(rayservice()["spec"]["serveConfigV2"])
+
+
+def cluster() -> dict[str, Any]:
+    return rayservice()["spec"]["rayClusterConfig"]
+
+
+def head_pod() -> dict[str, Any]:
+    return cluster()["headGroupSpec"]["template"]["spec"]
+
+
+def gpu_group() -> dict[str, Any]:
+    (group,) = [g for g in cluster()["workerGroupSpecs"] if g["groupName"] == "gpu"]
+    return group
+
+
+def all_containers() -> list[dict[str, Any]]:
+    pods = [head_pod()] + [g["template"]["spec"] for g in cluster()["workerGroupSpecs"]]
+    return [c for pod in pods for c in pod.get("initContainers", []) + pod["containers"]]
+
+
+def deployments() -> dict[str, dict[str, Any]]:
+    (app,) = serve_config()["applications"]
+    return {d["name"]: d for d in app["deployments"]}
+
+
+def test_it_is_a_ray_io_v1_rayservice() -> None:
+    assert rayservice()["apiVersion"] == "ray.io/v1"
+
+
+@needs_gpu_config
+def test_serve_config_v2_is_identical_to_serve_config_gpu_yaml() -> None:
+    assert serve_config() == yaml.safe_load(GPU_CONFIG.read_text()), (
+        "k8s/rayservice.yaml drifted from serve_config.gpu.yaml: run python k8s/sync_serve_config.py"
+    )
+
+
+@needs_gpu_config
+def test_the_sync_script_agrees() -> None:
+    result = subprocess.run(
+        [sys.executable, "k8s/sync_serve_config.py", "--check"], cwd=REPO, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_serve_config_v2_passes_the_strict_config_checker() -> None:
+    config_check = pytest.importorskip("serve_app.config_check")
+    assert config_check.problems(serve_config()) == []
+
+
+def test_the_head_advertises_no_cpus_or_gpus_and_asks_for_no_gpu() -> None:
+    params = cluster()["headGroupSpec"]["rayStartParams"]
+    assert params["num-cpus"] == "0"
+    assert params.get("num-gpus", "0") == "0"
+    for container in head_pod()["containers"]:
+        for section in ("requests", "limits"):
+            assert "nvidia.com/gpu" not in container["resources"].get(section, {})
+
+
+def test_no_replica_fits_on_the_head() -> None:
+    """With num-cpus 0 on the head, a replica lands there only if it asks for nothing."""
+    for name, deployment in deployments().items():
+        options = deployment.get("ray_actor_options", {})
+        assert options.get("num_cpus", 1) > 0 or options.get("num_gpus", 0) > 0, name
+
+
+def test_the_gpu_group_has_one_gpu_per_pod_and_enough_pods_for_every_generator() -> None:
+    group = gpu_group()
+    (container,) = group["template"]["spec"]["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 1
+    generator = deployments()["Generator"]
+    assert generator["ray_actor_options"]["num_gpus"] == 1
+    max_generators = generator.get("autoscaling_config", {}).get("max_replicas", generator.get("num_replicas", 1))
+    assert group["maxReplicas"] >= max_generators
+    assert group["minReplicas"] >= 1
+
+
+def test_every_container_requests_cpu_and_memory_within_its_limits() -> None:
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "m": 1e-3, "": 1}
+
+    def quantity(value: object) -> float:
+        number, unit = re.fullmatch(r"([\d.]+)([A-Za-z]*)", str(value)).groups()
+        return float(number) * units[unit]
+
+    for container in all_containers():
+        resources = container["resources"]
+        for key in ("cpu", "memory"):
+            assert quantity(resources["requests"][key]) <= quantity(resources["limits"][key]), container["name"]
+
+
+def test_head_and_workers_have_readiness_and_liveness_probes() -> None:
+    pods = [head_pod()] + [g["template"]["spec"] for g in cluster()["workerGroupSpecs"]]
+    for pod in pods:
+        for container in pod["containers"]:
+            assert "readinessProbe" in container and "livenessProbe" in container, container["name"]
+    (worker,) = gpu_group()["template"]["spec"]["containers"]
+    assert worker["readinessProbe"]["httpGet"]["path"] == "/-/healthz"
+
+
+def test_the_serve_proxy_listens_on_all_interfaces() -> None:
+    http = serve_config()["http_options"]
+    assert http.get("host", "0.0.0.0") == "0.0.0.0" and http.get("port", 8000) == 8000
+    serve_ports = {p["containerPort"] for c in all_containers() for p in c.get("ports", []) if p["name"] == "serve"}
+    assert serve_ports == {8000}
+
+
+def test_the_index_path_in_the_config_lies_on_the_volume_the_init_container_fills() -> None:
+    pod = gpu_group()["template"]["spec"]
+    (worker,) = pod["containers"]
+    (app,) = serve_config()["applications"]
+    db = posixpath.join(worker["workingDir"], app["args"]["db"])
+    mounts = {m["mountPath"]: m["name"] for m in worker["volumeMounts"]}
+    (volume,) = [name for path, name in mounts.items() if db.startswith(path.rstrip("/") + "/")]
+    (init,) = pod["initContainers"]
+    assert any(m["name"] == volume and not m.get("readOnly") for m in init["volumeMounts"])
+    assert db in " ".join(init["command"])
+
+
+def test_every_claim_is_defined_in_the_file() -> None:
+    claims = {d["metadata"]["name"] for d in documents() if d["kind"] == "PersistentVolumeClaim"}
+    pods = [head_pod()] + [g["template"]["spec"] for g in cluster()["workerGroupSpecs"]]
+    used = {v["persistentVolumeClaim"]["claimName"] for pod in pods for v in pod.get("volumes", [])
+            if "persistentVolumeClaim" in v}
+    assert used and used <= claims
+
+
+def test_one_image_everywhere_and_ray_version_matches_the_pinned_ray() -> None:
+    assert len({c["image"] for c in all_containers()}) == 1
+    pinned = re.search(r"^ray\[serve\]==(\S+)$", (REPO / "requirements" / "base.txt").read_text(), re.M).group(1)
+    assert cluster()["rayVersion"] == pinned
+
+
+def test_the_sync_script_replaces_only_the_block() -> None:
+    sys.path.insert(0, str(REPO / "k8s"))
+    try:
+        from sync_serve_config import synced
+    finally:
+        sys.path.pop(0)
+    manifest = "spec:\n  serveConfigV2: |\n    old: 1\n\n    older: 2\n  rayClusterConfig:\n    x: 1\n"
+    assert synced(manifest, "a: 1\n\nb: [2]\n") == (
+        "spec:\n  serveConfigV2: |\n    a: 1\n\n    b: [2]\n  rayClusterConfig:\n    x: 1\n"
+    )

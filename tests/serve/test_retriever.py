@@ -1,0 +1,93 @@
+"""The Retriever's MCP pool against the stub index server (real stdio subprocesses)."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import uuid
+
+import pytest
+
+from deployments.errors import McpTimeout, McpUnavailable, UnknownCollection
+from deployments.retriever import McpPool, index_info, parse_crag_text, search
+from tests.serve.conftest import pids_with, stub_command
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+QUESTION = "What does the proxy answer when the queue is full?"
+
+
+def test_crag_text_format_is_parsed() -> None:
+    passages = parse_crag_text(["[cos 0.612  bm25 3.10  fusion 0.032] docs/a.md\nFirst line.\nSecond line.",
+                                "(no matching chunks)"])
+    assert len(passages) == 1
+    p = passages[0]
+    assert (p.source, p.text, p.cosine, p.bm25, p.fusion) == ("docs/a.md", "First line.\nSecond line.", 0.612, 3.1, 0.032)
+
+
+async def test_structured_passages_are_ranked_with_scores(stub_pool: McpPool) -> None:
+    passages = await search(stub_pool, QUESTION, 2, None)
+    assert [p.anchor for p in passages] == ["backpressure", "pasta"]
+    assert passages[0].cosine > passages[1].cosine and passages[0].title == "Serve › Backpressure"
+
+
+async def test_collection_goes_to_the_search_tool(stub_pool: McpPool) -> None:
+    assert {p.source for p in await search(stub_pool, "pasta water", 5, "recipes")} == {"cooking.md"}
+    with pytest.raises(UnknownCollection):
+        await search(stub_pool, "pasta", 5, "nope")
+    assert await index_info(stub_pool) == {"collections": ["docs", "recipes"], "chunks": 3, "version": 3}
+
+
+async def test_text_only_servers_are_parsed_too() -> None:
+    pool = McpPool(stub_command() + ["--text-only"], size=1)
+    await pool.start()
+    try:
+        passages = await search(pool, QUESTION, 1, None)
+    finally:
+        await pool.close()
+    assert passages[0].source == "serve.md" and passages[0].text.startswith("When the queue")
+
+
+async def test_slow_call_times_out_and_the_session_stays_usable() -> None:
+    pool = McpPool(stub_command(), size=1, call_timeout_s=0.5)
+    await pool.start()
+    try:
+        with pytest.raises(McpTimeout):
+            await search(pool, "[[mcp:sleep=1.5]] x", 1, None)
+        pool.call_timeout_s = 5.0
+        assert await search(pool, QUESTION, 1, None)
+        assert pool.restarts == 0
+    finally:
+        await pool.close()
+
+
+async def test_killed_server_is_restarted_and_the_call_retried() -> None:
+    tag = f"kill-{uuid.uuid4().hex[:8]}"
+    pool = McpPool(stub_command(tag), size=2, call_timeout_s=30.0)
+    await pool.start()
+    try:
+        victims = pids_with(tag)
+        assert len(victims) == 2
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        passages = await search(pool, QUESTION, 1, None)
+        assert passages[0].anchor == "backpressure" and pool.restarts >= 1
+        assert not set(pids_with(tag)) & set(victims)
+    finally:
+        await pool.close()
+    assert pids_with(tag) == []
+
+
+async def test_server_that_dies_on_every_call_is_unavailable() -> None:
+    pool = McpPool(stub_command(), size=1, call_timeout_s=30.0)
+    await pool.start()
+    try:
+        with pytest.raises(McpUnavailable):
+            await search(pool, "[[mcp:die]] x", 1, None)
+    finally:
+        await pool.close()
+
+
+async def test_a_command_that_cannot_start_fails_at_start() -> None:
+    pool = McpPool([sys.executable, "-c", "import sys; sys.exit(3)"], size=1, start_timeout_s=20)
+    with pytest.raises(McpUnavailable, match="did not start"):
+        await pool.start()
