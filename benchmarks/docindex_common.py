@@ -30,7 +30,15 @@ def percentiles(values: list[float]) -> dict:
 
 
 def write_results(name: str, payload: dict, markdown: str) -> None:
+    """Write <name>.json and <name>.md; flags runs made while other jobs crowded the cores."""
     RESULTS.mkdir(parents=True, exist_ok=True)
+    info = payload.get("machine", {})
+    info["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
+    cores = os.cpu_count() or 1
+    if max(info.get("load_avg_1m_at_start", 0), info["load_avg_1m_at_end"]) > 2 * cores:
+        markdown += (f"\n**Caveat:** the 1-minute load average was {info.get('load_avg_1m_at_start')} at the start and "
+                     f"{info['load_avg_1m_at_end']} at the end on {cores} cores (other sessions' builds and tests): "
+                     "timings here measure contention as much as this code.\n")
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     (RESULTS / f"{name}.md").write_text(markdown)
     print(markdown)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -71,7 +72,8 @@ def main() -> None:
                      CORPORA / "salon-zh" / "eval" / "datasets" / "salon_retrieval.jsonl"),
         "cmcp": (CORPORA / "cmcp", args.cmcp_db, REPO / "benchmarks" / "data" / "docindex_cmcp_queries.jsonl"),
     }
-    result: dict = {"machine": machine(), "command": "benchmarks/docindex_retrieval_quality.py", "sets": {}}
+    result: dict = {"machine": machine(), "sets": {},
+                    "command": " ".join(["benchmarks/docindex_retrieval_quality.py", *sys.argv[1:]])}
     with tempfile.TemporaryDirectory(prefix="docindex-quality-") as tmp:
         for name, (corpus, db, queries) in sets.items():
             if db is None:

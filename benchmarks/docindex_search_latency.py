@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -103,7 +104,8 @@ def main() -> None:
     queries = [json.loads(line)["query"] for line in
                (REPO / "benchmarks" / "data" / "docindex_cmcp_queries.jsonl").read_text().splitlines() if line]
     rng = np.random.default_rng(0)
-    result: dict = {"machine": machine(), "command": "benchmarks/docindex_search_latency.py", "k": K, "sizes": []}
+    result: dict = {"machine": machine(), "k": K, "sizes": [],
+                    "command": " ".join(["benchmarks/docindex_search_latency.py", *sys.argv[1:]])}
     with tempfile.TemporaryDirectory(prefix="docindex-latency-") as tmp:
         db = args.cmcp_db
         if db is None:

@@ -19,6 +19,7 @@ from ray import serve
 from deployments.engines.base import Delta, Engine, EngineSpec, GenParams, Prompt
 from deployments.engines.registry import engine_class
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
+from deployments.logs import use_serve_logging
 
 log = logging.getLogger("askdocs.generator")
 
@@ -79,20 +80,59 @@ async def generate(engine: Engine, prompt: Prompt, params: GenParams,
             await engine.abort(params.request_id)
 
 
+_END = object()
+
+
+async def coalesce(deltas: AsyncIterator[Delta]) -> AsyncIterator[list[Delta]]:
+    """Group the deltas that are ready at once; errors and cancellation pass through."""
+    queue: asyncio.Queue = asyncio.Queue()
+
+    async def produce() -> None:
+        try:
+            async for delta in deltas:
+                queue.put_nowait(delta)
+            queue.put_nowait(_END)
+        except Exception as e:  # re-raised by the consumer, in order
+            queue.put_nowait(e)
+
+    producer = asyncio.create_task(produce())
+    try:
+        while True:
+            items = [await queue.get()]
+            while not queue.empty():
+                items.append(queue.get_nowait())
+            batch = [i for i in items if isinstance(i, Delta)]
+            if batch:
+                yield batch
+            tail = items[-1]
+            if tail is _END:
+                return
+            if isinstance(tail, Exception):
+                raise tail
+    finally:
+        if not producer.done():
+            producer.cancel()           # consumer gone: generate() aborts the engine request
+        await asyncio.gather(producer, return_exceptions=True)
+
+
 @serve.deployment
 class Generator:
     """Owns one engine; `max_ongoing_requests` must equal the engine's slots."""
 
     async def __init__(self, spec: EngineSpec, retry: RetryPolicy) -> None:
+        use_serve_logging()
         ongoing = serve.get_replica_context()._deployment_config.max_ongoing_requests
         check_slots(spec.slots, ongoing)
         self.engine = make_engine(spec)
         self.retry = retry
         await self.engine.start()
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
-        async for delta in generate(self.engine, prompt, params, self.retry):
-            yield delta
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[list[Delta]]:
+        """Batches of deltas: whatever the engine produced since the last item
+        was sent. Every streamed item costs a Serve round of its own, so a fast
+        engine's tokens travel together; a slow one's still go one by one."""
+        async for batch in coalesce(generate(self.engine, prompt, params, self.retry)):
+            yield batch
 
     async def info(self) -> dict:
         return {"engine": self.engine.name, "model": self.engine.model, "slots": self.engine.slots}

@@ -32,6 +32,7 @@ from ray import serve
 
 from deployments.errors import McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
 from deployments.passage import Passage
+from deployments.logs import use_serve_logging
 
 log = logging.getLogger("askdocs.retriever")
 
@@ -263,6 +264,7 @@ class Retriever:
 
     async def __init__(self, command: list[str], pool_size: int, call_timeout_s: float,
                        start_timeout_s: float) -> None:
+        use_serve_logging()
         self.pool = McpPool(command, size=pool_size, call_timeout_s=call_timeout_s,
                             start_timeout_s=start_timeout_s)
         await self.pool.start()

@@ -167,7 +167,7 @@ def discover(paths: list[Path], report: IngestReport) -> list[_Candidate]:
                 if name.startswith("."):
                     continue
                 path = Path(folder, name)
-                if supported(path) and path.is_file():
+                if supported(path):     # os.walk lists directories apart: no stat needed here
                     found.setdefault(path, _Candidate(path, path.relative_to(base).as_posix()))
     if not found:
         if report.errors:

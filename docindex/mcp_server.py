@@ -598,6 +598,10 @@ def run_stdio(db: str | Path, collection: str | None, warmup: bool = True) -> No
     _log_to_stderr()
     _one_blas_thread()
     service = open_service(db, collection)
+    known = [c.name for c in service.fresh().collections()]
+    if collection is not None and collection not in known:
+        # Not fatal: an ingest may create it while we run; until then calls say so.
+        log.warning("collection %r is not in %s yet (collections: %s)", collection, service.db_path, ", ".join(known) or "none")
     if warmup:
         service.warm_up()
     server = build_server(service)  # its own logging setup is a no-op once the root has a handler

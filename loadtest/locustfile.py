@@ -22,13 +22,12 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import random
 import sys
 import time
 from pathlib import Path
 
 import requests
-from locust import HttpUser, constant, events, task
+from locust import HttpUser, constant, task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sse_client import Answer, Ending, read_answer  # noqa: E402
@@ -40,8 +39,9 @@ TTFT_ENTRY = "ttft"
 ANSWER_ENTRY = "answer"
 SSE = "SSE"
 
-# Whole-answer deadline: a CPU model can take tens of seconds; a stuck stream
-# must still end as a failure rather than hang the run.
+# The longest silence allowed (connecting, then between any two bytes): a CPU
+# model's first token can take tens of seconds, yet a stuck stream must end
+# as a failure. The whole run is bounded by run.sh (--run-time, --stop-timeout).
 TIMEOUT_S = float(os.environ.get("ASKDOCS_LOADTEST_TIMEOUT_S", "120"))
 RETRY_AFTER_CAP_S = float(os.environ.get("ASKDOCS_LOADTEST_RETRY_AFTER_CAP_S", "5"))
 COLLECTION = os.environ.get("ASKDOCS_LOADTEST_COLLECTION") or None
@@ -68,11 +68,6 @@ def _read_questions(path: Path) -> list[str]:
 QUESTIONS = load_questions()
 
 
-@events.init_command_line_parser.add_listener
-def _describe(parser) -> None:  # noqa: ANN001 (Locust's parser type)
-    parser.description = __doc__.splitlines()[0]
-
-
 class IncompleteStream(Exception):
     """The SSE stream ended (or broke) without a ``done`` or ``error`` event."""
 
@@ -84,10 +79,12 @@ class AnswerError(Exception):
 class AskUser(HttpUser):
     # Closed loop: the next question goes out as soon as the answer ends.
     wait_time = constant(0)
+    _started = itertools.count()
 
     def on_start(self) -> None:
-        # Users start at different questions so they do not ask in lockstep.
-        start = random.randrange(len(QUESTIONS))
+        # User n starts at question n, so users do not ask in lockstep and
+        # the first round already covers min(users, questions) questions.
+        start = next(AskUser._started) % len(QUESTIONS)
         self._questions = itertools.islice(itertools.cycle(QUESTIONS), start, None)
 
     @task
@@ -110,6 +107,8 @@ class AskUser(HttpUser):
                 response.request_meta["name"] = BUSY_ENTRY
                 response.success()
                 pause_s = _retry_after(response.headers.get("Retry-After"))
+            elif response.status_code == 0:  # no HTTP response at all
+                response.failure(f"no response: {type(response.error).__name__}")
             elif response.status_code != 200:
                 response.failure(f"HTTP {response.status_code}")
             else:

@@ -77,10 +77,12 @@ for users in $USERS; do
   echo "--- $users user(s)"
   # timeout: a hung run still ends (run time + stop timeout + start-up slack).
   rc=0
+  cut -d' ' -f1 /proc/loadavg >"$out/u$users.loadavg"
   timeout $((DURATION_S + STOP_TIMEOUT + 60)) "$LOCUST" -f loadtest/locustfile.py --headless \
     --users "$users" --spawn-rate "$users" --run-time "${DURATION_S}s" --stop-timeout "$STOP_TIMEOUT" \
     --host "$TARGET" --csv "$out/u$users" --html "$out/u$users.html" \
     --only-summary --loglevel WARNING >"$out/u$users.log" 2>&1 || rc=$?
+  cut -d' ' -f1 /proc/loadavg >>"$out/u$users.loadavg"
   # Locust exits 1 when any request failed; that is a result, not an error.
   if [[ $rc != 0 && $rc != 1 ]]; then
     echo "locust failed (exit $rc) at $users users; see $out/u$users.log" >&2

@@ -21,6 +21,7 @@ from deployments.errors import ConfigError
 from deployments.gate import Gate
 from deployments.generator import Generator
 from deployments.retriever import Retriever
+from deployments.logs import use_serve_logging
 from serve_app.handles import HandlePipeline
 from serve_app.ingress import create_app
 from serve_app.settings import Settings
@@ -33,6 +34,7 @@ class Ingress:
 
     def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
                  checker: DeploymentHandle, settings: Settings) -> None:
+        use_serve_logging()
         self.pipeline = HandlePipeline(retriever, gate, generator, checker)
         self.settings = settings
 
@@ -41,6 +43,11 @@ class Ingress:
 
 
 def load_settings(args: dict[str, Any] | None) -> Settings:
+    """Settings from YAML args over ASKDOCS_* env / .env; unknown args are errors
+    (a misspelled limit must not silently fall back to its default)."""
+    unknown = sorted(set(args or {}) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(f"invalid askdocs args: unknown key(s) {', '.join(unknown)}")
     try:
         return Settings(**(args or {}))
     except ValidationError as e:

@@ -11,6 +11,7 @@ becomes `Busy` → HTTP 503.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, AsyncIterator
 
 from ray.exceptions import RayTaskError
@@ -19,18 +20,31 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, GenParams, Prompt
+from deployments.errors import AskdocsError
 from deployments.gate import GateDecision
 from deployments.passage import Passage
 from serve_app.pipeline import Busy
 
 
+def _causes(e: BaseException):
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        yield e
+        cause = e.cause if isinstance(e, RayTaskError) else None
+        e = cause if isinstance(cause, BaseException) else (e.__cause__ or e.__context__)
+
+
 def translate(e: BaseException) -> BaseException:
-    """Our own error for a handle failure (the cause of a RayTaskError, Busy for back-pressure)."""
-    if isinstance(e, RayTaskError) and isinstance(e.cause, BaseException):
-        e = e.cause
-    if isinstance(e, BackPressureError):
-        retry_after = e.args[3] if len(e.args) > 3 else None
-        return Busy("a downstream deployment is at capacity", retry_after_s=retry_after)
+    """Our own error for a handle failure: Busy for back-pressure anywhere in the
+    cause chain, else the innermost AskdocsError, else the error itself."""
+    for cause in _causes(e):
+        if isinstance(cause, BackPressureError):
+            retry_after = cause.args[3] if len(cause.args) > 3 else None
+            return Busy("a downstream deployment is at capacity", retry_after_s=retry_after)
+    for cause in _causes(e):
+        if isinstance(cause, AskdocsError):
+            return cause
     return e
 
 
@@ -58,18 +72,24 @@ class HandlePipeline:
 
     async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
         response = None
-        finished = False
+        ended = False            # finished, or failed: nothing left to cancel
         try:
             response = self.generator_stream.stream.remote(prompt, params)
-            async for delta in response:
-                if delta.finish_reason is not None:
-                    finished = True
-                yield delta
+            async for batch in response:           # the Generator sends deltas in batches
+                for delta in batch:
+                    if delta.finish_reason is not None:
+                        ended = True
+                    yield delta
+            ended = True
         except Exception as e:
+            ended = True
             raise translate(e) from None
         finally:
-            if response is not None and not finished:
-                response.cancel()       # the Generator's task is cancelled → engine.abort
+            if response is not None and not ended:
+                # The consumer left early (client gone): cancel the Generator's
+                # task, whose `generate()` then aborts the engine request.
+                with contextlib.suppress(Exception):
+                    response.cancel()
 
     async def check(self, answer: str, passages: list[Passage]) -> CheckResult:
         return await self._await(self.checker.check.remote(answer, passages))

@@ -6,7 +6,6 @@ k range) are fixed by DESIGN.md §4 and live in `serve_app/protocol.py`.
 """
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -15,10 +14,13 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from deployments.engines.base import EngineSpec
 from deployments.generator import RetryPolicy
 from deployments.prompt import PromptLimits
+from deployments.retriever import default_command
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ASKDOCS_", env_file=".env", extra="forbid")
+    # extra="ignore": a shared .env may hold other programs' keys. YAML args are
+    # checked strictly instead, in serve_app.app.load_settings.
+    model_config = SettingsConfigDict(env_prefix="ASKDOCS_", env_file=".env", extra="ignore")
 
     # ---------------------------------------------------------------- HTTP edge
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
@@ -58,8 +60,10 @@ class Settings(BaseSettings):
     gate_min_cosine: float = Field(
         0.30, ge=-1.0, le=1.0,
         description="Refuse before the model when no passage reaches this cosine. PLACEHOLDER "
-                    "for all-MiniLM-L6-v2 until evals/ calibrates it on the dev corpus "
-                    "(genuine matches mostly score > 0.35, unrelated questions < 0.25).")
+                    "for all-MiniLM-L6-v2 until evals/ calibrates it on the dev corpus: take the "
+                    "cosine of the best passage for answerable vs unanswerable eval questions and "
+                    "put the floor where wrongly refused answerable questions stay rare. Per "
+                    "embedding model: another model needs its own floor.")
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(
@@ -103,8 +107,7 @@ class Settings(BaseSettings):
 
     # ---------------------------------------------------------------- derived views
     def mcp_argv(self) -> list[str]:
-        return list(self.mcp_command) if self.mcp_command else [
-            sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", self.db]
+        return list(self.mcp_command) if self.mcp_command else default_command(self.db)
 
     def engine_spec(self) -> EngineSpec:
         return EngineSpec(name=self.engine, model=self.model, slots=self.engine_slots,

@@ -5,9 +5,14 @@ requests on one context would serialize anyway; the default is one slot (the
 Generator's `max_ongoing_requests` must match, so overload queues in Serve).
 
 Each request runs in a worker thread (llama.cpp releases the GIL while it
-computes) that feeds an asyncio queue. Abort is checked by a stopping
-criterion llama.cpp calls after every sampled token, so a cancelled request
-stops computing after at most the token in flight.
+computes) that feeds an asyncio queue. Abort (client gone, or `abort(id)`):
+- while decoding, a stopping criterion llama.cpp calls after every sampled
+  token ends the request after at most the token in flight;
+- while prefilling a long prompt (seconds on a CPU), llama.cpp's abort
+  callback is installed on the context for that moment only, so the prefill
+  stops at its next micro-batch (`n_batch` tokens) instead of running to the
+  end. It is not installed permanently: llama.cpp would call into Python
+  (and take the GIL) after every graph node of every token.
 
 Prompt: the GGUF's own chat template is rendered here and tokenized once, so
 `usage.prompt_tokens` is exact; `completion_tokens` counts sampled tokens
@@ -57,8 +62,17 @@ class _Job:
 
     request_id: str
     queue: asyncio.Queue
+    llm: Any
     abort: threading.Event = field(default_factory=threading.Event)
     sampled_tokens: int = 0
+    running: bool = True  # the worker still uses `llm`; guarded by `lock`
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _set_abort_callback(llm: Any, callback: Any) -> None:
+    import llama_cpp
+
+    llama_cpp.llama_set_abort_callback(llm._ctx.ctx, callback, None)
 
 
 class LlamaCppEngine(Engine):
@@ -100,12 +114,19 @@ class LlamaCppEngine(Engine):
         self._executor: ThreadPoolExecutor | None = None
         self._jobs: dict[str, _Job] = {}
         self._count_lock = threading.Lock()
+        self._abort_now: Any = None  # ggml_abort_callback that always answers "abort"
+        self._no_abort: Any = None   # the NULL callback
 
     async def start(self) -> None:
         try:
             from llama_cpp import Llama  # noqa: F401  (fail early with a clear message)
         except ImportError as e:
             raise ConfigError("llama-cpp-python is not installed; run `make install`") from e
+        import llama_cpp
+
+        # ctypes callbacks must outlive every context that may point at them.
+        self._abort_now = llama_cpp.ggml_abort_callback(lambda _data: True)
+        self._no_abort = llama_cpp.ggml_abort_callback()
         started = time.perf_counter()
         self._contexts = [await asyncio.to_thread(self._load) for _ in range(self.slots)]
         self._formatter = self._chat_formatter(self._contexts[0])
@@ -156,7 +177,7 @@ class LlamaCppEngine(Engine):
             raise EngineUnavailable("the llamacpp engine is not started")
         loop = asyncio.get_running_loop()
         llm = await self._idle.get()  # Serve's max_ongoing_requests == slots, so this rarely waits
-        job = _Job(params.request_id, asyncio.Queue())
+        job = _Job(params.request_id, asyncio.Queue(), llm)
         self._jobs[params.request_id] = job
         try:
             rendered = self._formatter(messages=prompt.as_dicts())
@@ -182,6 +203,9 @@ class LlamaCppEngine(Engine):
             try:
                 self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit)
             finally:
+                with job.lock:
+                    job.running = False
+                    _set_abort_callback(llm, self._no_abort)
                 loop.call_soon_threadsafe(release)
 
         loop.run_in_executor(self._executor, work)
@@ -198,10 +222,16 @@ class LlamaCppEngine(Engine):
                 else:  # "error"
                     raise payload
         finally:
-            # Also reached on CancelledError / GeneratorExit (client gone): the
-            # worker sees the flag at its next token and stops computing.
-            job.abort.set()
+            # Also reached on CancelledError / GeneratorExit (client gone).
+            self._stop(job)
             self._jobs.pop(params.request_id, None)
+
+    def _stop(self, job: _Job) -> None:
+        """Make the worker stop computing for `job` (idempotent)."""
+        job.abort.set()  # seen by the stopping criterion after the token in flight
+        with job.lock:
+            if job.running:  # maybe inside a long prefill: interrupt llama_decode too
+                _set_abort_callback(job.llm, self._abort_now)
 
     def _generate(self, llm: Any, job: _Job, tokens: list[int], stop: list[str],
                   max_tokens: int, temperature: float, emit: Any) -> None:
@@ -245,7 +275,13 @@ class LlamaCppEngine(Engine):
                         finish_reason = choice["finish_reason"]
             finally:
                 chunks.close()  # stops llama.cpp's generator if we left early
-        except Exception as e:  # llama.cpp raises ValueError/RuntimeError (e.g. prompt too long)
+        except RuntimeError as e:
+            if not job.abort.is_set():  # llama_decode failed on its own
+                log.exception("llamacpp generation failed for %s", job.request_id)
+                emit(("error", EngineError(_safe_message(e, len(tokens), self.n_ctx))))
+                return
+            # llama_decode was interrupted by the abort callback: an abort, not a failure
+        except Exception as e:  # llama.cpp raises ValueError (e.g. prompt too long)
             log.exception("llamacpp generation failed for %s", job.request_id)
             emit(("error", EngineError(_safe_message(e, len(tokens), self.n_ctx))))
             return
@@ -256,7 +292,7 @@ class LlamaCppEngine(Engine):
     async def abort(self, request_id: str) -> None:
         job = self._jobs.get(request_id)
         if job is not None:
-            job.abort.set()
+            self._stop(job)
 
     async def check_health(self) -> None:
         if self._idle is None:
@@ -264,7 +300,7 @@ class LlamaCppEngine(Engine):
 
     async def close(self) -> None:
         for job in list(self._jobs.values()):
-            job.abort.set()
+            self._stop(job)
         if self._executor is not None:
             await asyncio.to_thread(self._executor.shutdown, wait=True)
             self._executor = None

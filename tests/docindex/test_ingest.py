@@ -196,5 +196,6 @@ def test_front_matter_url_and_title_reach_the_chunks(tmp_path, fake_embedder):
     with Index(tmp_path / "i.db", embedder=fake_embedder) as index:
         (chunk,) = index.iter_chunks("docs")
         assert chunk["url"] == "https://docs.example.org/page"
-        assert (chunk["doc_title"], chunk["heading_path"], chunk["anchor"]) == ("Shown Title", ("Shown Title", "Part"), "part")
+        assert (chunk["doc_title"], chunk["heading_path"], chunk["anchor"]) == (
+            "Shown Title", ("Shown Title", "Part"), "part")
         assert index.get_document(source="page.md").metadata["url"] == "https://docs.example.org/page"

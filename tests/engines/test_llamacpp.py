@@ -68,12 +68,7 @@ async def test_cancelling_the_consumer_stops_token_computation(engine):
     with pytest.raises(asyncio.CancelledError):
         await task
     at_cancel = engine.sampled_tokens_total
-    # The worker hands its slot back once llama.cpp has stopped.
-    for _ in range(300):
-        if engine._idle.qsize() == engine.slots:
-            break
-        await asyncio.sleep(0.1)
-    assert engine._idle.qsize() == engine.slots, "the worker kept running after the cancel"
+    await wait_until_idle(engine)  # the worker hands its slot back once llama.cpp has stopped
     assert engine.sampled_tokens_total - at_cancel <= 1  # at most the token in flight
     stopped_at = engine.sampled_tokens_total
     await asyncio.sleep(0.5)
@@ -82,6 +77,54 @@ async def test_cancelling_the_consumer_stops_token_computation(engine):
     # the slot is free again: the next request is served normally
     deltas = await asyncio.wait_for(collect(engine, QUESTION, GenParams(request_id="c2", max_tokens=4)), 30)
     assert deltas[-1].finish_reason in ("stop", "length")
+
+
+async def wait_until_idle(engine, timeout_s=60.0):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while engine._idle.qsize() < engine.slots and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+    assert engine._idle.qsize() == engine.slots, "the worker kept running after the cancel"
+
+
+def long_prompt(seed_word: str) -> Prompt:
+    # Different first words, so llama.cpp cannot reuse the previous prompt's prefix.
+    return Prompt((Message("user", f"{seed_word} " + "the quick brown fox jumps over the lazy dog " * 110),))
+
+
+async def test_cancel_during_a_long_prefill_interrupts_it():
+    # n_batch 128: a ~1k-token prompt is prefilled in ~8 micro-batches; a cancel
+    # must stop at the next one, not after the whole prompt.
+    eng = LlamaCppEngine(model="", slots=1, n_batch=128)
+    await eng.start()
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        full = await collect(eng, long_prompt("alpha"), GenParams(request_id="full", max_tokens=1))
+        full_prefill_s = loop.time() - started
+        assert full[-1].usage.prompt_tokens > 900
+
+        task = asyncio.create_task(collect(eng, long_prompt("beta"), GenParams(request_id="cut", max_tokens=1)))
+        await asyncio.sleep(full_prefill_s * 0.1)
+        cancelled_at = loop.time()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await wait_until_idle(eng)
+        assert loop.time() - cancelled_at < full_prefill_s * 0.6
+        assert eng.sampled_tokens_total == 1  # only the first request's token
+
+        # the interrupted prefill left the context consistent: same answer as before
+        again = await collect(eng, QUESTION, GenParams(request_id="after", max_tokens=8))
+        fresh = LlamaCppEngine(model="", slots=1, n_batch=128)
+        await fresh.start()
+        try:
+            reference = await collect(fresh, QUESTION, GenParams(request_id="ref", max_tokens=8))
+        finally:
+            await fresh.close()
+        assert "".join(d.text for d in again) == "".join(d.text for d in reference)
+    finally:
+        await eng.close()
 
 
 async def test_abort_by_request_id_ends_the_stream_with_finish_reason_abort(engine):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -75,11 +76,12 @@ def test_summary_counts_503_apart_from_failures() -> None:
         TTFT: Entry(count=20, failures=0, rps=2.0, p50="100", p95="200"),
         ANSWER: Entry(count=28, failures=4, rps=2.8, p50="900", p95="1500"),
     }
-    level = summarize_level(4, entries)
+    level = summarize_level(4, entries, duration_s=10.0, load="1.5→2.0")
     assert level.busy_share == pytest.approx(10 / 40)
     assert level.failures == 6
     assert level.answers == 24
     assert level.answers_per_s == pytest.approx(2.4)
+    assert level.load == "1.5→2.0"
     assert (level.ttft, level.answer) == (("100", "200"), ("900", "1500"))
 
 
@@ -103,14 +105,18 @@ def _stats(path: Path) -> dict[str, dict[str, str]]:
 
 def test_run_sh_drives_locust_and_appends_a_table(tmp_path: Path) -> None:
     questions = tmp_path / "questions.txt"
-    questions.write_text("ok a\nok b\nrefuse\nfail\ncut\nbusy\nteapot\n")
+    # The paths asserted below come first: users spawn in order, and on a
+    # loaded machine the last ones may start late.
+    questions.write_text("busy\ncut\nfail\nteapot\nrefuse\nok a\nok b\n")
     doc = tmp_path / "load-test.md"
     with SseStandIn() as server:
         result = _run_sh(
             {
                 "TARGET": server.url,
-                "USERS": "2",
-                "DURATION_S": "3",
+                # One user per question: user n starts at question n, so
+                # every path is taken in the first round, however slow the machine.
+                "USERS": "7",
+                "DURATION_S": "6",
                 "STOP_TIMEOUT": "5",
                 "RESULTS_ROOT": str(tmp_path / "results"),
                 "DOC": str(doc),
@@ -123,24 +129,25 @@ def test_run_sh_drives_locust_and_appends_a_table(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr + result.stdout
 
     (folder,) = (tmp_path / "results").iterdir()
-    stats = _stats(folder / "u2_stats.csv")
+    stats = _stats(folder / "u7_stats.csv")
     assert int(stats[BUSY]["Request Count"]) > 0 and stats[BUSY]["Failure Count"] == "0"
     assert int(stats[TTFT]["Request Count"]) > 0 and stats[TTFT]["Failure Count"] == "0"
     # ttft only for answers that produced a token: never for refusals.
     assert int(stats[TTFT]["Request Count"]) < int(stats[ANSWER]["Request Count"])
-    failures = (folder / "u2_failures.csv").read_text()
+    failures = (folder / "u7_failures.csv").read_text()
     assert "stream ended without done/error" in failures
     assert "error event, stage=generation" in failures
     assert "HTTP 500" in failures
-    assert (folder / "u2.html").is_file()
+    assert (folder / "u7.html").is_file()
 
     table = doc.read_text()
     assert "· standin · none" in table and "machine: test box" in table
-    (row,) = [line for line in table.splitlines() if line.startswith("| 2 |")]
+    (row,) = [line for line in table.splitlines() if line.startswith("| 7 |")]
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert float(cells[1]) > 0  # answers/s
     assert cells[7].endswith("%") and cells[7] != "0%"  # 503 share
     assert int(cells[8]) > 0  # failures
+    assert re.fullmatch(r"[\d.]+→[\d.]+", cells[9])  # load average before → after
 
 
 def test_the_fake_engine_load_test_config_passes_the_strict_checker() -> None:

@@ -6,7 +6,9 @@ import asyncio
 import json
 import subprocess
 import sys
+import socket
 import textwrap
+import time
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -301,3 +303,21 @@ def test_a_malformed_trace_id_is_refused(memory: InMemorySpanExporter, bad: str)
 
 def test_every_public_name_exists() -> None:
     assert all(hasattr(tracing, name) for name in tracing.__all__)
+
+
+def test_a_dead_collector_never_slows_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")  # bounds only the final flush
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    tracing.shutdown_tracing()
+    tracing.setup_tracing("askdocs-ingress", dead)
+    try:
+        started = time.perf_counter()
+        for _ in range(50):
+            answer_one("q")
+        elapsed = time.perf_counter() - started
+    finally:
+        tracing.shutdown_tracing()
+    # Export happens on the batch processor's thread; the answers only queue spans.
+    assert elapsed < 1.0, f"50 traced answers took {elapsed:.2f} s with the collector down"

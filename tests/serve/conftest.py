@@ -107,6 +107,7 @@ def cluster_config(port: int, abort_log: Path, mcp_tag: str) -> dict[str, Any]:
 def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_raylet_start_wait_time_s", "120")   # a loaded 2-core box starts slowly
     # Workers started by this cluster must import serve_app/deployments from the checkout.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
     import ray
@@ -126,9 +127,9 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
     try:
         client = serve_api.serve_start(http_options={"host": "127.0.0.1", "port": port},
                                        proxy_location=config.proxy_location)
-        client.deploy_apps(config, _blocking=True)
+        client.deploy_apps(config, _blocking=False)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180   # deploy + replica start; slow on a loaded box
         while time.monotonic() < deadline:
             try:
                 if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:

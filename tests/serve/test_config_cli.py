@@ -108,3 +108,16 @@ def test_ask_command_prints_the_streamed_answer_and_cited_sources(local_server: 
 def test_ask_command_reports_errors(local_server: str) -> None:
     result = CliRunner().invoke(main, ["ask", "x [[fake:error]] proxy queue", "--url", local_server])
     assert result.exit_code == 1 and "generation failed" in result.output
+
+
+def test_foreign_dotenv_keys_are_ignored_but_unknown_args_are_errors(tmp_path: Path, monkeypatch) -> None:
+    from deployments.errors import ConfigError
+    from serve_app.app import load_settings
+    from serve_app.settings import Settings
+
+    (tmp_path / ".env").write_text("OTHER_TOOL_TOKEN=x\nASKDOCS_GATE_MIN_COSINE=0.42\n")
+    monkeypatch.chdir(tmp_path)
+    assert Settings().gate_min_cosine == 0.42
+    assert load_settings({"max_tokens": 64}).max_tokens == 64
+    with pytest.raises(ConfigError, match="max_token"):
+        load_settings({"max_token": 64})

@@ -164,3 +164,29 @@ async def test_openai_engine_read_timeout_is_engine_timeout() -> None:
     engine = await openai_engine(handler)
     with pytest.raises(EngineTimeout):
         await collect(engine, prompt())
+
+
+# ---------------------------------------------------------------- batching for the Serve hop
+
+async def test_coalesce_batches_ready_deltas_and_keeps_order() -> None:
+    from deployments.generator import coalesce
+
+    batches = [b async for b in coalesce(generate(FakeEngine(), prompt(), GenParams("c1"), FAST))]
+    flat = [d for b in batches for d in b]
+    assert len(batches) == 1 and "".join(d.text for d in flat) == "Alpha is the first letter [1]. Beta comes second [2]."
+    slow = [b async for b in coalesce(generate(FakeEngine(token_s=0.01), prompt(), GenParams("c2"), FAST))]
+    assert len(slow) > 5
+
+
+async def test_coalesce_passes_errors_and_cancellation_through() -> None:
+    from deployments.generator import coalesce
+
+    engine = FakeEngine()
+    with pytest.raises(IncompleteStream):
+        async for _ in coalesce(generate(engine, prompt("q [[fake:nofinish]]"), GenParams("c3"), FAST)):
+            pass
+    engine = FakeEngine(token_s=0.05)
+    stream = coalesce(generate(engine, prompt(), GenParams("c4"), FAST))
+    await stream.__anext__()
+    await stream.aclose()
+    assert engine.aborted == ["c4"]

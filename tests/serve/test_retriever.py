@@ -12,7 +12,7 @@ from deployments.errors import McpTimeout, McpUnavailable, UnknownCollection
 from deployments.retriever import McpPool, index_info, parse_crag_text, search
 from tests.serve.conftest import pids_with, stub_command
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
+on_session_loop = pytest.mark.asyncio(loop_scope="session")   # shares the stub_pool fixture
 QUESTION = "What does the proxy answer when the queue is full?"
 
 
@@ -24,12 +24,14 @@ def test_crag_text_format_is_parsed() -> None:
     assert (p.source, p.text, p.cosine, p.bm25, p.fusion) == ("docs/a.md", "First line.\nSecond line.", 0.612, 3.1, 0.032)
 
 
+@on_session_loop
 async def test_structured_passages_are_ranked_with_scores(stub_pool: McpPool) -> None:
     passages = await search(stub_pool, QUESTION, 2, None)
     assert [p.anchor for p in passages] == ["backpressure", "pasta"]
     assert passages[0].cosine > passages[1].cosine and passages[0].title == "Serve › Backpressure"
 
 
+@on_session_loop
 async def test_collection_goes_to_the_search_tool(stub_pool: McpPool) -> None:
     assert {p.source for p in await search(stub_pool, "pasta water", 5, "recipes")} == {"cooking.md"}
     with pytest.raises(UnknownCollection):
@@ -37,6 +39,7 @@ async def test_collection_goes_to_the_search_tool(stub_pool: McpPool) -> None:
     assert await index_info(stub_pool) == {"collections": ["docs", "recipes"], "chunks": 3, "version": 3}
 
 
+@on_session_loop
 async def test_text_only_servers_are_parsed_too() -> None:
     pool = McpPool(stub_command() + ["--text-only"], size=1)
     await pool.start()
@@ -47,6 +50,7 @@ async def test_text_only_servers_are_parsed_too() -> None:
     assert passages[0].source == "serve.md" and passages[0].text.startswith("When the queue")
 
 
+@on_session_loop
 async def test_slow_call_times_out_and_the_session_stays_usable() -> None:
     pool = McpPool(stub_command(), size=1, call_timeout_s=0.5)
     await pool.start()
@@ -60,6 +64,7 @@ async def test_slow_call_times_out_and_the_session_stays_usable() -> None:
         await pool.close()
 
 
+@on_session_loop
 async def test_killed_server_is_restarted_and_the_call_retried() -> None:
     tag = f"kill-{uuid.uuid4().hex[:8]}"
     pool = McpPool(stub_command(tag), size=2, call_timeout_s=30.0)
@@ -77,6 +82,7 @@ async def test_killed_server_is_restarted_and_the_call_retried() -> None:
     assert pids_with(tag) == []
 
 
+@on_session_loop
 async def test_server_that_dies_on_every_call_is_unavailable() -> None:
     pool = McpPool(stub_command(), size=1, call_timeout_s=30.0)
     await pool.start()
@@ -87,6 +93,7 @@ async def test_server_that_dies_on_every_call_is_unavailable() -> None:
         await pool.close()
 
 
+@on_session_loop
 async def test_a_command_that_cannot_start_fails_at_start() -> None:
     pool = McpPool([sys.executable, "-c", "import sys; sys.exit(3)"], size=1, start_timeout_s=20)
     with pytest.raises(McpUnavailable, match="did not start"):

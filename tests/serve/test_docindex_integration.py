@@ -1,0 +1,73 @@
+"""The ingress and pipeline over the real `docindex serve-mcp` on a tiny index."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from serve_app.ingress import create_app
+from tests.serve.conftest import fake_settings
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+DOCS = {
+    "scaling.md": "# Scaling\n\n## Replicas\n\nA deployment scales out by adding replicas. "
+                  "Autoscaling adds replicas when ongoing requests exceed the target.\n",
+    "limits.md": "# Limits\n\n## Queue full\n\nWhen the request queue of a deployment is full, "
+                 "the proxy rejects new requests with status 503 and a Retry-After header.\n",
+    "install.md": "# Install\n\n## Python\n\nInstall the package with pip into a virtual environment.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from docindex.ingest import ingest
+
+    root = tmp_path_factory.mktemp("tiny-docs")
+    for name, text in DOCS.items():
+        (root / name).write_text(text)
+    db = root / "tiny.db"
+    ingest([root], db, "docs")
+    return db
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def client(tiny_index: Path) -> AsyncIterator[httpx.AsyncClient]:
+    from serve_app.local import build_local_pipeline
+
+    settings = fake_settings(db=str(tiny_index), mcp_command=None, mcp_call_timeout_s=60.0)
+    pipeline = await build_local_pipeline(settings)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(pipeline, settings)),
+                                 base_url="http://test", timeout=60) as c:
+        yield c
+    await pipeline.close()
+
+
+async def ask(client: httpx.AsyncClient, **body: Any) -> dict:
+    response = await client.post("/ask?stream=false", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+async def test_answer_cites_the_relevant_section(client: httpx.AsyncClient) -> None:
+    data = await ask(client, question="What happens when the request queue is full?", k=3)
+    top = data["sources"][0]
+    assert top["source"] == "limits.md" and top["anchor"] == "queue-full" and top["cosine"] > 0.3
+    assert data["citations"] and data["refused"] is False and data["invalid_citations"] == []
+
+
+async def test_unrelated_question_is_refused_by_the_gate(client: httpx.AsyncClient) -> None:
+    data = await ask(client, question="Which river flows through the capital of Mongolia?")
+    assert data["refused"] is True and data["refusal_stage"] == "gate"
+
+
+async def test_collections_and_health(client: httpx.AsyncClient) -> None:
+    scoped = await ask(client, question="How do I install it?", collection="docs")
+    assert scoped["sources"][0]["source"] == "install.md"
+    unknown = await client.post("/ask", json={"question": "install", "collection": "nope"})
+    assert unknown.status_code == 422
+    health = (await client.get("/healthz")).json()
+    assert health["status"] == "ok" and health["index"]["chunks"] >= 3 and health["index"]["version"] >= 1
