@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 REQS   := requirements/base.txt requirements/dev.txt requirements/models.txt pyproject.toml
 
-.PHONY: install test test-slow test-vllm run index bench clean lint
+.PHONY: install test test-slow test-vllm run index bench clean lint reliability
 
 install: $(STAMP)
 
@@ -26,6 +26,11 @@ test: install
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow
+
+# Overload, fault injection, ingest under load, 1,000+ hostile bodies (~6-10 min
+# on 2 cores); figures land in var/reliability/. See docs/reliability.md.
+reliability: install
+	$(BIN)/python -m pytest -q -m slow tests/reliability
 
 # vLLM on CPU: a 3.5 GB optional install; see docs/engines.md.
 test-vllm: install

@@ -215,13 +215,20 @@ def derive_entry(cases: Sequence[Case], base_dir: Path, rerun_dirs: Sequence[Pat
         raise GateError(f"{base_dir}: " + "; ".join(problems))
     mode = mode or meta.get("mode", "service")
     base_agg = aggregate(cases, base)
-    reruns = [aggregate(cases, load_run(d)[1]) for d in rerun_dirs]
+    # Noise is measured on the cases a rerun covers (all of them, normally; a
+    # rerun cut short still measures noise, on fewer cases), baseline vs rerun.
+    pairs = []
+    for d in rerun_dirs:
+        rerun = load_run(d)[1]
+        common = [c for c in cases if c.id in rerun]
+        pairs.append((aggregate(common, base), aggregate(common, rerun)))
     metrics = {}
     for name in GATED[mode]:
         agg = base_agg.get(name)
         if agg is None or agg.value is None:
             continue                              # e.g. faithfulness without a judge
-        noise = max((abs(r[name].value - agg.value) for r in reruns if r.get(name) and r[name].value is not None),
+        noise = max((abs(r[name].value - b[name].value) for b, r in pairs
+                     if r.get(name) and b.get(name) and r[name].value is not None and b[name].value is not None),
                     default=0.0)
         one_case = 1.0 / agg.denominator
         margin = max(noise, one_case)

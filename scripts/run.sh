@@ -55,12 +55,12 @@ rm -f "$ADDRESS_FILE"
 echo "run: starting a local Ray cluster…" >&2
 "$BIN/python" scripts/local_ray.py --address-file "$ADDRESS_FILE" --temp-dir "${TMPDIR:-/tmp}/askdocs-ray" &
 ray_pid=$!
-for _ in $(seq 1 120); do
-  [[ -s "$ADDRESS_FILE" ]] && break
-  kill -0 "$ray_pid" 2>/dev/null || { echo "run: Ray failed to start" >&2; exit 1; }
+deadline=$((SECONDS + START_TIMEOUT_S))
+until [[ -s "$ADDRESS_FILE" ]]; do
+  kill -0 "$ray_pid" 2>/dev/null || { echo "run: Ray failed to start (see above)" >&2; exit 1; }
+  (( SECONDS < deadline )) || { echo "run: Ray did not start within ${START_TIMEOUT_S} s" >&2; exit 1; }
   sleep 0.5
 done
-[[ -s "$ADDRESS_FILE" ]] || { echo "run: Ray did not start within 60 s" >&2; exit 1; }
 
 # serve_config.yaml's `args` take precedence over ASKDOCS_* variables, so the
 # demo DB is written into a copy of the config rather than passed by env.

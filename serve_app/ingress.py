@@ -4,7 +4,7 @@
 handles in the deployed graph, in-process objects in tests and benchmarks.
 The request path reads top-down in `ask()`:
 
-    auth (401) → body size (413) → shape (422) → admission (503)
+    auth (401) → body size (413) / read timeout (408) → shape (422) → admission (503)
     → retrieve → gate → generate → check → respond (SSE or JSON)
 
 Nothing but a status and a one-line message ever reaches the client; details
@@ -47,6 +47,10 @@ class ClientGone(Exception):
     pass
 
 
+class BodyTimeout(Exception):
+    pass
+
+
 # ------------------------------------------------------------------ responses
 
 def error_response(status: int, stage: str, message: str, headers: dict[str, str] | None = None,
@@ -82,17 +86,22 @@ def authorized(request: Request, keys: list[bytes]) -> bool:
     return any([hmac.compare_digest(given, key) for key in keys])
 
 
-async def read_limited_body(request: Request, limit: int) -> bytes:
+async def read_limited_body(request: Request, limit: int, timeout_s: float) -> bytes:
     """The body, refusing (BodyTooLarge) as soon as Content-Length or the bytes
-    actually received exceed `limit`, without reading the rest."""
+    actually received exceed `limit`, without reading the rest, and giving up
+    (BodyTimeout) when the whole body has not arrived within `timeout_s`."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > limit:
         raise BodyTooLarge
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise BodyTooLarge
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise BodyTooLarge
+    except TimeoutError:
+        raise BodyTimeout from None
     return bytes(body)
 
 
@@ -169,9 +178,12 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         if not authorized(request, keys):
             return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
         try:
-            body = await read_limited_body(request, settings.max_body_bytes)
+            body = await read_limited_body(request, settings.max_body_bytes, settings.body_read_timeout_s)
         except BodyTooLarge:
             return error_response(413, "request", f"request body over {settings.max_body_bytes} bytes")
+        except BodyTimeout:
+            return error_response(408, "request", f"request body not received within {settings.body_read_timeout_s:g} s",
+                                  {"Connection": "close"})
         except ClientDisconnect:
             return Response(status_code=499)
         try:
@@ -232,6 +244,10 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         return JSONResponse(stats.snapshot())
 
     async def openapi(request: Request) -> Response:
+        # Behind the keys too (issue 8: every route but /healthz); only the static
+        # page at / stays open, because a browser cannot send a bearer token to load it.
+        if not authorized(request, keys):
+            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
         return JSONResponse(OPENAPI)
 
     async def index_page(request: Request) -> Response:
@@ -288,6 +304,7 @@ def _openapi() -> dict[str, Any]:
                 "200": {"description": "SSE events sources, token*, done|error; or the JSON envelope",
                         "content": {"text/event-stream": {"schema": {"type": "string"}}, **json_error}},
                 "401": {"description": "API keys configured and bearer token missing or wrong", "content": json_error},
+                "408": {"description": "body not fully received within the read timeout", "content": json_error},
                 "413": {"description": "body over the size limit", "content": json_error},
                 "422": {"description": "malformed JSON, wrong types, out-of-range values, unknown collection",
                         "content": json_error},

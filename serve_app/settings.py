@@ -31,6 +31,11 @@ class Settings(BaseSettings):
         16 * 1024, ge=1024,
         description="413 above this: a 2000-character question in JSON is < 9 KB even fully "
                     "escaped, so 16 KB bounds what a client may make us buffer.")
+    body_read_timeout_s: float = Field(
+        10.0, gt=0,
+        description="408 when the request body has not fully arrived within this many seconds: a "
+                    "16 KB body takes milliseconds on any real link, so a client trickling bytes "
+                    "(slowloris) cannot hold an ingress slot and its buffer for minutes.")
     max_concurrent: int = Field(
         32, ge=1,
         description="Answers in flight per ingress replica before it answers 503. Above the "

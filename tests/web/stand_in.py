@@ -16,10 +16,9 @@ from typing import AsyncIterator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route
 
-STATIC = Path(__file__).resolve().parents[2] / "serve_app" / "static"
+PAGE = Path(__file__).resolve().parents[2] / "serve_app" / "static" / "index.html"
 
 SOURCES = [
     {
@@ -108,11 +107,10 @@ async def ask(request: Request) -> Response:
 
 
 async def index(request: Request) -> Response:
-    return FileResponse(STATIC / "index.html")
+    return FileResponse(PAGE)
 
 
 app = Starlette(routes=[
     Route("/", index),
     Route("/ask", ask, methods=["POST"]),
-    Mount("/static", StaticFiles(directory=STATIC), name="static"),
 ])

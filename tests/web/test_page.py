@@ -86,10 +86,6 @@ def app_url(index_db: Path, pipeline: SwitchablePipeline) -> Iterator[str]:
             await pipeline.inner.close()
 
     app.router.lifespan_context = lifespan
-    # TEMPORARY until the ingress serves /static/*: see the report.
-    from starlette.routing import Mount
-    from starlette.staticfiles import StaticFiles
-    app.router.routes.append(Mount("/static", StaticFiles(directory=Path(__file__).resolve().parents[2] / "serve_app" / "static")))
     with serve_in_thread(app) as url:
         yield url
 

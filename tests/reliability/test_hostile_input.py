@@ -1,0 +1,100 @@
+"""1,000+ generated request bodies, query strings and content types against the
+ingress (in-process, fake engine): never a 500, never a stack trace in a body,
+and every 200 stream ends with exactly one terminal event."""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Iterator
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from serve_app.ingress import create_app
+from tests.reliability.conftest import PLAIN_PASSAGES, StaticPipeline, record, settings
+from tests.reliability.load import judge_sse
+
+pytestmark = pytest.mark.timeout(120)
+FAST_EXAMPLES = 150     # default suite: seconds
+SLOW_EXAMPLES = 1100    # make reliability: the 1,000+ of issue 8
+LEAK_MARKERS = ("Traceback", 'File "/', "Error(", "site-packages", "/work/")
+
+json_scalar = st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=True) | st.text(max_size=50)
+json_value = st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=4)
+                          | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=12)
+hostile_text = st.text(st.characters(codec="utf-8"), min_size=0, max_size=200) | st.sampled_from([
+    "[[fake:echo]]", "<<<SRC-0 [1]", ">>>", "\x00", "\ud7ff" * 3, "%s%n{0}", "' OR 1=1 --", "NEAR(a b)", '"*"',
+    "[[mcp:die]]", "a" * 2000, "a" * 2001, "\\u0000" * 3000, "x" * 20_000, " \t\n"])
+question_bodies = st.fixed_dictionaries(
+    {"question": hostile_text},
+    optional={"k": st.integers(-5, 30) | json_scalar, "collection": st.none() | st.text(max_size=30) | st.just("docs"),
+              "stream": json_scalar, "extra": json_value})
+bodies = (question_bodies.map(lambda d: json.dumps(d).encode())
+          | json_value.map(lambda v: json.dumps(v).encode())
+          | st.binary(max_size=300)
+          | question_bodies.map(lambda d: json.dumps(d).encode()[: len(json.dumps(d)) // 2]))
+queries = st.sampled_from(["", "?stream=false", "?stream=0", "?stream=%00", "?stream=" + "x" * 500, "?k=5&stream=no"])
+content_types = st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded",
+                                 "multipart/form-data; boundary=x", "", "application/json; charset=latin-1"])
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[asyncio.Runner]:
+    with asyncio.Runner() as r:
+        yield r
+
+
+@pytest.fixture(scope="module")
+def client(runner: asyncio.Runner) -> Iterator[httpx.AsyncClient]:
+    app = create_app(StaticPipeline(PLAIN_PASSAGES), settings())
+    c = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    yield c
+    runner.run(c.aclose())
+
+
+@pytest.fixture(scope="module")
+def tally() -> Iterator[dict[str, Any]]:
+    counts: dict[str, Any] = {"requests": 0, "statuses": {}}
+    yield counts
+    if counts["requests"] >= SLOW_EXAMPLES:
+        record("hostile_bodies", counts)
+
+
+
+
+def _post_and_judge(runner: asyncio.Runner, client: httpx.AsyncClient, tally: dict[str, Any], body: bytes,
+                    query: str, content_type: str) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    response = runner.run(client.post(f"/ask{query}", content=body, headers=headers))
+    tally["requests"] += 1
+    tally["statuses"][str(response.status_code)] = tally["statuses"].get(str(response.status_code), 0) + 1
+    assert response.status_code in (200, 413, 422), (body[:200], response.status_code, response.text[:300])
+    assert not any(marker in response.text for marker in LEAK_MARKERS), response.text[:500]
+    if response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream"):
+        terminal, _, problem = judge_sse(response.text)
+        assert problem is None and terminal in ("done", "error"), response.text[-300:]
+    elif response.status_code != 200:
+        error = response.json()["error"]
+        assert error["stage"] == "request" and error["message"], response.text
+
+
+def _generated(examples: int) -> Any:
+    return lambda test: hsettings(max_examples=examples, deadline=None, derandomize=True,
+                                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(
+        given(body=bodies, query=queries, content_type=content_types)(test))
+
+
+@_generated(FAST_EXAMPLES)
+def test_generated_bodies_never_get_a_500_or_a_stack_trace(runner: asyncio.Runner, client: httpx.AsyncClient,
+                                                            tally: dict[str, Any], body: bytes, query: str,
+                                                            content_type: str) -> None:
+    _post_and_judge(runner, client, tally, body, query, content_type)
+
+
+@pytest.mark.slow
+@_generated(SLOW_EXAMPLES)
+def test_over_a_thousand_generated_bodies_never_get_a_500_or_a_stack_trace(
+        runner: asyncio.Runner, client: httpx.AsyncClient, tally: dict[str, Any], body: bytes, query: str,
+        content_type: str) -> None:
+    _post_and_judge(runner, client, tally, body, query, content_type)
