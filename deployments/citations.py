@@ -16,6 +16,9 @@ from ray import serve
 
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
+from serve_app import tracing
+
+SPAN = "citations.check"
 
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
@@ -110,8 +113,11 @@ def check(answer: str, passages: Sequence[Passage], *, min_support: float = DEFA
 class CitationChecker:
     """Thin deployment around `check` (CPU-only, stateless: scales out freely)."""
 
-    def __init__(self, min_support: float = DEFAULT_MIN_SUPPORT) -> None:
+    def __init__(self, min_support: float = DEFAULT_MIN_SUPPORT, otel_endpoint: str | None = None) -> None:
+        tracing.setup_tracing("askdocs-citations", otel_endpoint)
         self.min_support = min_support
 
-    async def check(self, answer: str, passages: list[Passage]) -> CheckResult:
-        return check(answer, passages, min_support=self.min_support)
+    async def check(self, answer: str, passages: list[Passage],
+                    trace: dict[str, str] | None = None) -> CheckResult:
+        with tracing.replica_span(SPAN, trace):
+            return check(answer, passages, min_support=self.min_support)

@@ -13,6 +13,9 @@ from typing import Sequence
 from ray import serve
 
 from deployments.passage import Passage
+from serve_app import tracing
+
+SPAN = "gate.decide"
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,11 @@ def decide(passages: Sequence[Passage], *, min_cosine: float) -> GateDecision:
 class Gate:
     """Thin deployment around `decide`; holds only the calibrated floor."""
 
-    def __init__(self, min_cosine: float) -> None:
+    def __init__(self, min_cosine: float, otel_endpoint: str | None = None) -> None:
+        tracing.setup_tracing("askdocs-gate", otel_endpoint)
         self.min_cosine = min_cosine
 
-    async def decide(self, question: str, passages: list[Passage]) -> GateDecision:
-        return decide(passages, min_cosine=self.min_cosine)
+    async def decide(self, question: str, passages: list[Passage],
+                     trace: dict[str, str] | None = None) -> GateDecision:
+        with tracing.replica_span(SPAN, trace):
+            return decide(passages, min_cosine=self.min_cosine)

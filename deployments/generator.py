@@ -10,6 +10,7 @@ engine so no tokens are computed for nobody.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import AsyncIterator
@@ -20,6 +21,7 @@ from deployments.engines.base import Delta, Engine, EngineSpec, GenParams, Promp
 from deployments.engines.registry import engine_class
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
 from deployments.logs import use_serve_logging
+from serve_app import tracing
 
 log = logging.getLogger("askdocs.generator")
 
@@ -80,6 +82,24 @@ async def generate(engine: Engine, prompt: Prompt, params: GenParams,
             await engine.abort(params.request_id)
 
 
+SPAN = "generator.stream"
+
+
+async def traced_generate(engine: Engine, prompt: Prompt, params: GenParams, retry: RetryPolicy,
+                          trace: dict[str, str] | None) -> AsyncIterator[Delta]:
+    """`generate()` inside the span `generator.stream` under the caller's carrier.
+
+    The span covers the engine's whole stream, so queueing in the engine and
+    retries show as its gap before the ingress's `first_token` event.
+    """
+    # aclosing: leaving early (cancelled, client gone) must close generate() now,
+    # whose finally aborts the engine request, not whenever it is collected.
+    with tracing.replica_span(SPAN, trace):
+        async with contextlib.aclosing(generate(engine, prompt, params, retry)) as deltas:
+            async for delta in deltas:
+                yield delta
+
+
 _END = object()
 
 
@@ -119,19 +139,21 @@ async def coalesce(deltas: AsyncIterator[Delta]) -> AsyncIterator[list[Delta]]:
 class Generator:
     """Owns one engine; `max_ongoing_requests` must equal the engine's slots."""
 
-    async def __init__(self, spec: EngineSpec, retry: RetryPolicy) -> None:
+    async def __init__(self, spec: EngineSpec, retry: RetryPolicy, otel_endpoint: str | None = None) -> None:
         use_serve_logging()
+        tracing.setup_tracing("askdocs-generator", otel_endpoint)
         ongoing = serve.get_replica_context()._deployment_config.max_ongoing_requests
         check_slots(spec.slots, ongoing)
         self.engine = make_engine(spec)
         self.retry = retry
         await self.engine.start()
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[list[Delta]]:
+    async def stream(self, prompt: Prompt, params: GenParams,
+                     trace: dict[str, str] | None = None) -> AsyncIterator[list[Delta]]:
         """Batches of deltas: whatever the engine produced since the last item
         was sent. Every streamed item costs a Serve round of its own, so a fast
         engine's tokens travel together; a slow one's still go one by one."""
-        async for batch in coalesce(generate(self.engine, prompt, params, self.retry)):
+        async for batch in coalesce(traced_generate(self.engine, prompt, params, self.retry, trace)):
             yield batch
 
     async def info(self) -> dict:

@@ -33,6 +33,7 @@ from ray import serve
 from deployments.errors import McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
 from deployments.passage import Passage
 from deployments.logs import use_serve_logging
+from serve_app import tracing
 
 log = logging.getLogger("askdocs.retriever")
 
@@ -221,13 +222,16 @@ class McpPool:
 
 # ---------------------------------------------------------------- search
 
-async def search(pool: McpPool, question: str, k: int, collection: str | None) -> list[Passage]:
+async def search(pool: McpPool, question: str, k: int, collection: str | None,
+                 trace: dict[str, str] | None = None) -> list[Passage]:
     """`crag_search` without a collection (the portable contract), docindex's
-    `search` with one (crag_search has no collection argument)."""
-    if collection:
-        result = await pool.call("search", {"query": question, "k": k, "collection": collection})
-    else:
-        result = await pool.call("crag_search", {"query": question, "k": k})
+    `search` with one (crag_search has no collection argument). `trace` is the
+    caller's span carrier (serve_app.tracing.inject): the MCP call's span hangs
+    under it."""
+    tool, arguments = (("search", {"query": question, "k": k, "collection": collection}) if collection
+                       else ("crag_search", {"query": question, "k": k}))
+    with tracing.replica_span(f"tools/call {tool}", trace, **{"mcp.method.name": "tools/call"}):
+        result = await pool.call(tool, arguments)
     if getattr(result, "is_error", False):
         message = _error_text(result)
         if collection and await _collection_missing(pool, collection):
@@ -263,14 +267,16 @@ class Retriever:
     """Thin deployment: owns one `McpPool`."""
 
     async def __init__(self, command: list[str], pool_size: int, call_timeout_s: float,
-                       start_timeout_s: float) -> None:
+                       start_timeout_s: float, otel_endpoint: str | None = None) -> None:
         use_serve_logging()
+        tracing.setup_tracing("askdocs-retriever", otel_endpoint)
         self.pool = McpPool(command, size=pool_size, call_timeout_s=call_timeout_s,
                             start_timeout_s=start_timeout_s)
         await self.pool.start()
 
-    async def search(self, question: str, k: int, collection: str | None = None) -> list[Passage]:
-        return await search(self.pool, question, k, collection)
+    async def search(self, question: str, k: int, collection: str | None = None,
+                     trace: dict[str, str] | None = None) -> list[Passage]:
+        return await search(self.pool, question, k, collection, trace)
 
     async def index_info(self) -> dict[str, Any]:
         return await index_info(self.pool)

@@ -5,6 +5,12 @@ Errors that must become an HTTP status (`Busy` → 503, `UnknownCollection` →
 422) are raised; they can only happen before the first token, which the
 ingress pulls before it commits to a 200. Every other failure becomes the
 one terminal `ErrorEvent`.
+
+Tracing (DESIGN.md §8, docs/tracing.md): the answer is the root span
+`askdocs.answer`, adopting the `trace_id` the ingress minted, so logs,
+`done`/`error` and the trace share one id; each stage is a child span, and
+its carrier goes down to the deployment that does the work. Spans get their
+parent explicitly because the stream is pulled from two tasks.
 """
 from __future__ import annotations
 
@@ -13,12 +19,15 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
+
+from opentelemetry.trace import Span
 
 from deployments.citations import CheckResult
 from deployments.engines.base import GenParams
 from deployments.errors import AskdocsError, EngineError, RetrievalError, UnknownCollection
 from deployments.prompt import REFUSAL_SENTENCE, build_prompt
+from serve_app import tracing
 from serve_app.pipeline import Busy, Pipeline
 from serve_app.protocol import (AskRequest, DoneEvent, ErrorEvent, Event, SourceOut, SourcesEvent, Timings,
                                 TokenEvent, UsageOut)
@@ -48,14 +57,16 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
     clock = _Clock(time.perf_counter(), Timings())
     record = AnswerRecord("error", "internal", {})
     try:
-        async for event in _run(pipeline, settings, req, trace_id, clock):
-            if isinstance(event, DoneEvent):
-                record = AnswerRecord("refused" if event.refused else "answered", event.refusal_stage,
-                                      event.timings.model_dump(), event.usage.prompt_tokens,
-                                      event.usage.completion_tokens, event.cost_usd)
-            elif isinstance(event, ErrorEvent):
-                record = AnswerRecord("error", event.stage, clock.timings.model_dump())
-            yield event
+        with tracing.answer_span(trace_id=trace_id) as span:
+            stages = _Stages(pipeline, span)
+            async for event in _run(stages, settings, req, trace_id, clock):
+                if isinstance(event, DoneEvent):
+                    record = AnswerRecord("refused" if event.refused else "answered", event.refusal_stage,
+                                          event.timings.model_dump(), event.usage.prompt_tokens,
+                                          event.usage.completion_tokens, event.cost_usd)
+                elif isinstance(event, ErrorEvent):
+                    record = AnswerRecord("error", event.stage, clock.timings.model_dump())
+                yield event
     except (Busy, UnknownCollection):
         record = AnswerRecord("rejected", None, {})
         raise
@@ -67,22 +78,48 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
             stats.record(record)
 
 
-async def _run(pipeline: Pipeline, settings: Settings, req: AskRequest, trace_id: str,
+class _Stages:
+    """The pipeline's four calls, each inside its stage span under the answer span.
+
+    A carrier goes down only to a pipeline that takes one (`propagates_trace`,
+    see serve_app.pipeline); the stage span itself is made either way.
+    """
+
+    def __init__(self, pipeline: Pipeline, answer: Span) -> None:
+        self.pipeline = pipeline
+        self.answer = answer
+        # Looked up on the class: a wrapper that forwards attributes with
+        # __getattr__ (test doubles) must declare it itself, since its own
+        # methods may not take `trace`.
+        self._propagates = bool(getattr(type(pipeline), "propagates_trace", False))
+
+    def carrier(self, span: Span) -> dict[str, Any]:
+        return {"trace": tracing.inject(span)} if self._propagates else {}
+
+    def failed(self, stage: str, exc: BaseException) -> None:
+        tracing.record_error(self.answer, stage, exc)
+
+
+async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: str,
                clock: _Clock) -> AsyncIterator[Event]:
+    pipeline, answer_span = stages.pipeline, stages.answer
     t = clock.timings
     k = min(req.k or settings.default_k, settings.prompt_max_sources)
 
     step = time.perf_counter()
     try:
-        passages = await pipeline.search(req.question, k, req.collection)
+        with tracing.child_span("retrieval", answer_span, k=k) as span:
+            passages = await pipeline.search(req.question, k, req.collection, **stages.carrier(span))
     except (Busy, UnknownCollection):
         raise
     except RetrievalError as e:
         t.retrieval_ms = _ms(step)
+        stages.failed("retrieval", e)
         yield ErrorEvent(stage="retrieval", message=str(e), trace_id=trace_id)
         return
-    except Exception:
+    except Exception as e:
         log.exception("retrieval failed [trace %s]", trace_id)
+        stages.failed("retrieval", e)
         yield ErrorEvent(stage="retrieval", message="retrieval failed", trace_id=trace_id)
         return
     t.retrieval_ms = _ms(step)
@@ -92,7 +129,9 @@ async def _run(pipeline: Pipeline, settings: Settings, req: AskRequest, trace_id
                                 for n, p in enumerate(passages, start=1)])
 
     step = time.perf_counter()
-    decision = await pipeline.decide(req.question, passages)
+    with tracing.child_span("gate", answer_span) as span:
+        decision = await pipeline.decide(req.question, passages, **stages.carrier(span))
+        span.set_attribute("askdocs.gate.passed", decision.passed)
     t.gate_ms = _ms(step)
     if not decision.passed:
         yield TokenEvent(text=REFUSAL_SENTENCE)
@@ -106,47 +145,63 @@ async def _run(pipeline: Pipeline, settings: Settings, req: AskRequest, trace_id
     finish = None
     usage = UsageOut()
     step = time.perf_counter()
-    stream = pipeline.stream(prompt, params)
-    try:
-        async for delta in stream:
-            if delta.text:
-                if not parts:
-                    t.ttft_ms = _ms(step)
-                parts.append(delta.text)
-                yield TokenEvent(text=delta.text)
-            if delta.finish_reason is not None:
-                finish = delta.finish_reason
-                if delta.usage is not None:
-                    usage = UsageOut(prompt_tokens=delta.usage.prompt_tokens,
-                                     completion_tokens=delta.usage.completion_tokens)
-                break
-    except Busy:
-        raise
-    except EngineError as e:
-        t.generation_ms = _ms(step)
-        yield ErrorEvent(stage="generation", message=str(e), partial=e.partial or "".join(parts) or None,
-                         trace_id=trace_id)
-        return
-    except Exception:
-        log.exception("generation failed [trace %s]", trace_id)
-        yield ErrorEvent(stage="generation", message="generation failed",
-                         partial="".join(parts) or None, trace_id=trace_id)
-        return
-    finally:
-        await stream.aclose()       # cancels generation when we leave early (client gone)
+    with tracing.child_span("generation", answer_span) as gen_span:
+        stream = pipeline.stream(prompt, params, **stages.carrier(gen_span))
+        try:
+            async for delta in stream:
+                if delta.text:
+                    if not parts:
+                        t.ttft_ms = _ms(step)
+                        tracing.first_token_event(gen_span)
+                    parts.append(delta.text)
+                    yield TokenEvent(text=delta.text)
+                if delta.finish_reason is not None:
+                    finish = delta.finish_reason
+                    if delta.usage is not None:
+                        usage = UsageOut(prompt_tokens=delta.usage.prompt_tokens,
+                                         completion_tokens=delta.usage.completion_tokens)
+                    tracing.record_generation(gen_span, input_tokens=usage.prompt_tokens,
+                                              output_tokens=usage.completion_tokens, finish_reason=finish)
+                    break
+        except Busy:
+            raise
+        except EngineError as e:
+            t.generation_ms = _ms(step)
+            _failed_stage(gen_span, stages, e)
+            yield ErrorEvent(stage="generation", message=str(e), partial=e.partial or "".join(parts) or None,
+                             trace_id=trace_id)
+            return
+        except Exception as e:
+            log.exception("generation failed [trace %s]", trace_id)
+            _failed_stage(gen_span, stages, e)
+            yield ErrorEvent(stage="generation", message="generation failed",
+                             partial="".join(parts) or None, trace_id=trace_id)
+            return
+        finally:
+            await stream.aclose()       # cancels generation when we leave early (client gone)
     t.generation_ms = _ms(step)
 
     answer = "".join(parts).strip()
     try:
-        result = await pipeline.check(answer, passages)
-    except Exception:
+        with tracing.child_span("citations", answer_span) as span:
+            result = await pipeline.check(answer, passages, **stages.carrier(span))
+            span.set_attribute("askdocs.citations.invalid", len(result.invalid_citations))
+    except Exception as e:
         log.exception("citation check failed [trace %s]", trace_id)
+        stages.failed("internal", e)
         yield ErrorEvent(stage="internal", message="the answer could not be checked", partial=answer,
                          trace_id=trace_id)
         return
     t.total_ms = _ms(clock.start)
     yield _done(answer, result, "model" if result.refused else None, finish == "length", usage, t,
                 settings.cost_usd(usage.prompt_tokens, usage.completion_tokens), trace_id)
+
+
+def _failed_stage(span: Span, stages: _Stages, exc: BaseException) -> None:
+    """A failure caught inside the stage span (it becomes an error event, so
+    the span's own exception handling never sees it)."""
+    tracing.record_error(span, "generation", exc)
+    stages.failed("generation", exc)
 
 
 def _done(answer: str, result: CheckResult, refusal_stage: str | None, truncated: bool, usage: UsageOut,

@@ -22,6 +22,7 @@ from deployments.gate import Gate
 from deployments.generator import Generator
 from deployments.retriever import Retriever
 from deployments.logs import use_serve_logging
+from serve_app import tracing
 from serve_app.handles import HandlePipeline
 from serve_app.ingress import create_app
 from serve_app.settings import Settings
@@ -35,6 +36,7 @@ class Ingress:
     def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
                  checker: DeploymentHandle, settings: Settings) -> None:
         use_serve_logging()
+        tracing.setup_tracing("askdocs-ingress", settings.otel_endpoint)
         self.pipeline = HandlePipeline(retriever, gate, generator, checker)
         self.settings = settings
 
@@ -58,9 +60,10 @@ def load_settings(args: dict[str, Any] | None) -> Settings:
 
 def build_app(args: dict[str, Any]) -> Application:
     settings = load_settings(args)
+    otel = settings.otel_endpoint    # every process exports its own spans (docs/tracing.md)
     retriever = Retriever.bind(settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
-                               settings.mcp_start_timeout_s)
-    gate = Gate.bind(settings.gate_min_cosine)
-    generator = Generator.bind(settings.engine_spec(), settings.retry_policy())
-    checker = CitationChecker.bind(settings.min_support)
+                               settings.mcp_start_timeout_s, otel_endpoint=otel)
+    gate = Gate.bind(settings.gate_min_cosine, otel_endpoint=otel)
+    generator = Generator.bind(settings.engine_spec(), settings.retry_policy(), otel_endpoint=otel)
+    checker = CitationChecker.bind(settings.min_support, otel_endpoint=otel)
     return Ingress.bind(retriever, gate, generator, checker, settings)

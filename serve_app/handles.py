@@ -23,7 +23,7 @@ from deployments.engines.base import Delta, GenParams, Prompt
 from deployments.errors import AskdocsError
 from deployments.gate import GateDecision
 from deployments.passage import Passage
-from serve_app.pipeline import Busy
+from serve_app.pipeline import Busy, Carrier
 
 
 def _causes(e: BaseException):
@@ -49,6 +49,8 @@ def translate(e: BaseException) -> BaseException:
 
 
 class HandlePipeline:
+    propagates_trace = True     # each call carries the caller's span as a tiny dict (serve_app.pipeline)
+
     def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
                  checker: DeploymentHandle) -> None:
         self.retriever = retriever.options(_by_reference=False)
@@ -64,17 +66,18 @@ class HandlePipeline:
         except Exception as e:
             raise translate(e) from None
 
-    async def search(self, question: str, k: int, collection: str | None) -> list[Passage]:
-        return await self._await(self.retriever.search.remote(question, k, collection))
+    async def search(self, question: str, k: int, collection: str | None,
+                     trace: Carrier | None = None) -> list[Passage]:
+        return await self._await(self.retriever.search.remote(question, k, collection, trace))
 
-    async def decide(self, question: str, passages: list[Passage]) -> GateDecision:
-        return await self._await(self.gate.decide.remote(question, passages))
+    async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
+        return await self._await(self.gate.decide.remote(question, passages, trace))
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    async def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
         response = None
         ended = False            # finished, or failed: nothing left to cancel
         try:
-            response = self.generator_stream.stream.remote(prompt, params)
+            response = self.generator_stream.stream.remote(prompt, params, trace)
             async for batch in response:           # the Generator sends deltas in batches
                 for delta in batch:
                     if delta.finish_reason is not None:
@@ -91,8 +94,8 @@ class HandlePipeline:
                 with contextlib.suppress(Exception):
                     response.cancel()
 
-    async def check(self, answer: str, passages: list[Passage]) -> CheckResult:
-        return await self._await(self.checker.check.remote(answer, passages))
+    async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult:
+        return await self._await(self.checker.check.remote(answer, passages, trace))
 
     async def info(self) -> dict[str, Any]:
         engine = await self._await(self.generator.info.remote())

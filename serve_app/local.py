@@ -24,30 +24,39 @@ from deployments import citations, gate, retriever
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, Engine, GenParams, Prompt
 from deployments.gate import GateDecision
-from deployments.generator import RetryPolicy, generate, make_engine
+from deployments.generator import RetryPolicy, make_engine, traced_generate
 from deployments.passage import Passage
 from deployments.retriever import McpPool
+from serve_app import tracing
+from serve_app.pipeline import Carrier
 from serve_app.settings import Settings
 
 
 class LocalPipeline:
+    # Same spans as the deployed graph (one process here): the deployments'
+    # span names under the carrier, so traces read the same either way.
+    propagates_trace = True
+
     def __init__(self, settings: Settings, pool: McpPool, engine: Engine) -> None:
         self.settings = settings
         self.pool = pool
         self.engine = engine
         self.retry: RetryPolicy = settings.retry_policy()
 
-    async def search(self, question: str, k: int, collection: str | None) -> list[Passage]:
-        return await retriever.search(self.pool, question, k, collection)
+    async def search(self, question: str, k: int, collection: str | None,
+                     trace: Carrier | None = None) -> list[Passage]:
+        return await retriever.search(self.pool, question, k, collection, trace)
 
-    async def decide(self, question: str, passages: list[Passage]) -> GateDecision:
-        return gate.decide(passages, min_cosine=self.settings.gate_min_cosine)
+    async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
+        with tracing.replica_span(gate.SPAN, trace):
+            return gate.decide(passages, min_cosine=self.settings.gate_min_cosine)
 
-    def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
-        return generate(self.engine, prompt, params, self.retry)
+    def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
+        return traced_generate(self.engine, prompt, params, self.retry, trace)
 
-    async def check(self, answer: str, passages: list[Passage]) -> CheckResult:
-        return citations.check(answer, passages, min_support=self.settings.min_support)
+    async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult:
+        with tracing.replica_span(citations.SPAN, trace):
+            return citations.check(answer, passages, min_support=self.settings.min_support)
 
     async def info(self) -> dict[str, Any]:
         index = await retriever.index_info(self.pool)
@@ -61,6 +70,7 @@ class LocalPipeline:
 
 async def build_local_pipeline(settings: Settings) -> LocalPipeline:
     """Start the MCP pool and the engine (no slot check: there is no Serve queue here)."""
+    tracing.setup_tracing("askdocs", settings.otel_endpoint)   # first call per process wins
     pool = McpPool(settings.mcp_argv(), size=settings.mcp_pool_size, call_timeout_s=settings.mcp_call_timeout_s,
                    start_timeout_s=settings.mcp_start_timeout_s)
     await pool.start()

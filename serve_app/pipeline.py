@@ -4,6 +4,12 @@ Two implementations: `serve_app.handles.HandlePipeline` (Serve deployment
 handles, the deployed graph) and `serve_app.local.LocalPipeline` (the same
 deployment logic called in-process: tests, the in-process benchmark, running
 the ingress under plain uvicorn).
+
+Tracing: a pipeline that sets `propagates_trace = True` accepts a keyword
+`trace` (a small `serve_app.tracing.inject` carrier) on search/decide/stream/
+check and opens its own spans under it. The answer path sends it only to such
+pipelines, so simpler pipelines (test doubles) keep working untraced below
+the ingress's own spans.
 """
 from __future__ import annotations
 
@@ -24,6 +30,9 @@ class Busy(AskdocsError):
     def __init__(self, message: str = "at capacity", *, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+Carrier = dict[str, str]   # {"traceparent": ...}, see serve_app.tracing.inject
 
 
 class Pipeline(Protocol):

@@ -98,12 +98,26 @@ class Settings(BaseSettings):
     cost_per_1k_prompt_tokens: float = Field(0.0, ge=0.0, description="USD, for cost_usd (0 for local engines).")
     cost_per_1k_completion_tokens: float = Field(0.0, ge=0.0, description="USD, for cost_usd.")
 
+    # ---------------------------------------------------------------- observability
+    otel_endpoint: str | None = Field(
+        None,
+        description="OTLP/HTTP collector for one trace per answer (e.g. http://collector:4318; "
+                    "/v1/traces is appended). Unset = spans are not recorded (~45 us per answer "
+                    "instead of ~120 us) while done/error still carry a trace_id. Off by default "
+                    "because an endpoint nobody reads only costs CPU (docs/tracing.md).")
+
     @field_validator("api_keys", mode="before")
     @classmethod
     def _split_keys(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [k.strip() for k in value.split(",") if k.strip()]
         return value
+
+    @field_validator("otel_endpoint", mode="before")
+    @classmethod
+    def _blank_endpoint_is_none(cls, value: Any) -> Any:
+        # `ASKDOCS_OTEL_ENDPOINT=` (set but empty) means off, as in serve_app.tracing.
+        return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
     def _cap_k(self) -> "Settings":

@@ -72,6 +72,7 @@ __all__ = [
     "is_recording",
     "record_error",
     "record_generation",
+    "replica_span",
     "setup_tracing",
     "shutdown_tracing",
     "trace_id_hex",
@@ -304,6 +305,18 @@ def extract(carrier: Mapping[str, str] | None) -> Context:
     if not isinstance(carrier, Mapping):
         return Context()
     return _propagator.extract({str(k): str(v) for k, v in carrier.items()})
+
+
+@contextmanager
+def replica_span(name: str, carrier: Mapping[str, str] | None, **attrs: object) -> Iterator[Span]:
+    """A deployment's span under the carrier it was handed (``child_span(name, extract(carrier))``).
+
+    Used the same way in a Serve replica and in the in-process pipeline, so
+    both produce the same tree. ``None`` (a caller that sends no carrier)
+    starts a trace of its own.
+    """
+    with _span(name, extract(carrier), attrs) as span:
+        yield span
 
 
 def first_token_event(span: Span, **attrs: object) -> None:

@@ -62,7 +62,7 @@ async def test_cancelling_the_consumer_stops_token_computation(engine):
 
     seen = asyncio.Event()
     task = asyncio.create_task(consume(seen))
-    await asyncio.wait_for(seen.wait(), 30)
+    await asyncio.wait_for(seen.wait(), 180)  # generous: CI machines are shared
     await asyncio.sleep(0.2)  # a few more tokens
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -75,7 +75,7 @@ async def test_cancelling_the_consumer_stops_token_computation(engine):
     assert engine.sampled_tokens_total == stopped_at
     assert at_cancel < 400
     # the slot is free again: the next request is served normally
-    deltas = await asyncio.wait_for(collect(engine, QUESTION, GenParams(request_id="c2", max_tokens=4)), 30)
+    deltas = await asyncio.wait_for(collect(engine, QUESTION, GenParams(request_id="c2", max_tokens=4)), 180)
     assert deltas[-1].finish_reason in ("stop", "length")
 
 

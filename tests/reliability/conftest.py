@@ -34,7 +34,7 @@ import psutil
 import pytest
 
 from deployments import citations, gate
-from deployments.engines.base import Delta, GenParams, Prompt
+from deployments.engines.base import GenParams, Prompt
 from deployments.engines.fake import FakeEngine
 from deployments.errors import UnknownCollection
 from deployments.generator import RetryPolicy, generate
@@ -215,6 +215,9 @@ class RayCluster:
 
     def processes(self) -> list[psutil.Process]:
         return tree(self.driver_pid)
+
+    def replica_counts(self) -> dict[str, int]:
+        return {d: len(self.replica_pids(d)) for d in ("Ingress", "Retriever", "Gate", "Generator", "CitationChecker")}
 
     def replica_pids(self, deployment: str) -> list[int]:
         """Replica actors of one deployment, by Ray's process title `ray::ServeReplica:askdocs:<name>`."""

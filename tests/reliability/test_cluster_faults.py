@@ -34,21 +34,27 @@ def _later(delay_s: float, action, log: list) -> threading.Timer:
 
 def test_four_times_capacity_for_sixty_seconds_keeps_every_bound(ray_cluster: RayCluster) -> None:
     clients, seconds = 4 * CAPACITY, 60.0
-    before = rss_mb(ray_cluster.processes())
+    first = ray_cluster.processes()
+    before, replicas_before = rss_mb(first), ray_cluster.replica_counts()
     with RssSampler(ray_cluster.driver_pid) as rss:
         started = time.monotonic()
         report = asyncio.run(run_load(ray_cluster.url, clients=clients, seconds=seconds, question=SLOW_ANSWER))
         held = time.monotonic() - started
     time.sleep(2)
     after = rss_mb(ray_cluster.processes())
+    # Autoscaling may add a Retriever/CitationChecker replica (and its index server):
+    # the leak check compares the processes that existed before the load.
+    same_after = rss_mb([p for p in ray_cluster.processes() if p.pid in {q.pid for q in first}])
     record("overload_ray_60s", {"clients": clients, "capacity": CAPACITY, "held_s": round(held, 1),
-                                **report.summary(), "ray_processes": len(ray_cluster.processes()),
-                                "ray_rss_mb": {"before": before, "peak": rss.peak, "after": after}})
+                                **report.summary(), "ray_processes": [len(first), len(ray_cluster.processes())],
+                                "replicas": [replicas_before, ray_cluster.replica_counts()],
+                                "ray_rss_mb": {"before": before, "peak": rss.peak, "after": after,
+                                               "same_processes_after": same_after}})
     assert report.problems() == []
     assert set(report.statuses()) <= {200, 503} and report.statuses()[200] > 0 and report.statuses()[503] > 0
     assert report.error_stages() == {}
     assert held < seconds + 60
-    assert after - before < 300, (before, after)
+    assert same_after - before < 150, (before, same_after)
 
 
 def test_oversized_and_slow_bodies_are_bounded_through_the_serve_proxy(ray_cluster: RayCluster) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterator
 
@@ -73,6 +74,7 @@ def pipeline() -> SwitchablePipeline:
 def app_url(index_db: Path, pipeline: SwitchablePipeline) -> Iterator[str]:
     settings = Settings(
         _env_file=None, engine="fake", db=str(index_db), api_keys=[API_KEY], mcp_pool_size=1,
+        mcp_call_timeout_s=60,  # a search takes ms; the shared 2-core CI box can stall for seconds
         # A visible stream: the fake engine waits 15 ms between tokens.
         engine_options={"token_s": 0.015})
     app = create_app(pipeline, settings)  # type: ignore[arg-type]
@@ -96,7 +98,10 @@ def page(open_page: Callable[..., Any], app_url: str) -> Any:
 
 
 def wait_for_state(page: Any, state: str) -> None:
-    expect(page.locator("#answer")).to_have_attribute("data-state", state, timeout=30_000)
+    try:
+        expect(page.locator("#answer")).to_have_attribute("data-state", state, timeout=30_000)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\nthe page says: {page.locator('#notice').text_content()!r}") from None
 
 
 def test_the_answer_streams_in_and_a_citation_opens_its_passage(page: Any) -> None:
@@ -179,7 +184,8 @@ def test_k_limits_the_sources_and_stop_cancels_generation_on_the_server(
     aborted_before = len(pipeline.inner.engine.aborted)
     page.fill("#question", f"{QUESTION} [[fake:slow=0.5]]")
     page.locator("#ask-button").click()
-    expect(page.locator("#answer")).to_have_attribute("data-tokens", "2", timeout=10_000)
+    # Mid-stream: at least one token shown (the whole answer would take ~20 s).
+    expect(page.locator("#answer")).to_have_attribute("data-tokens", re.compile(r"^\d+$"), timeout=10_000)
     page.locator("#stop-button").click()
     wait_for_state(page, "stopped")
     expect(page.locator("#notice")).to_contain_text("Stopped.")
