@@ -183,7 +183,7 @@ def cmd_compare(base_dir: Path, new_dir: Path, entry_name: str | None, gate_path
     common = set(base) & set(new) & {c.id for c in cases}
     skipped = sorted((set(base) | set(new)) - common)
     if skipped:
-        print(f"compare: scoring only the {len(common)} cases both runs cover; skipped {skipped}")
+        print(f"compare: scoring the {len(common)} cases both runs cover ({len(skipped)} others skipped)")
     verdicts = compare_runs(cases, base, new, noise, gated)
     print(f"compare {_rel(base_dir)} -> {_rel(new_dir)} (noise from gate.json entry {entry_name!r})\n")
     print(f"{'metric':<30} {'base':>7} {'new':>7} {'delta':>8} {'95% CI of delta':>20} {'noise':>7}  verdict")

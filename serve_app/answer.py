@@ -94,7 +94,8 @@ class _Stages:
         self._propagates = bool(getattr(type(pipeline), "propagates_trace", False))
 
     def carrier(self, span: Span) -> dict[str, Any]:
-        return {"trace": tracing.inject(span)} if self._propagates else {}
+        # An unrecorded span (tracing off) has nothing to continue: send nothing.
+        return {"trace": tracing.inject(span)} if self._propagates and span.is_recording() else {}
 
     def failed(self, stage: str, exc: BaseException) -> None:
         tracing.record_error(self.answer, stage, exc)

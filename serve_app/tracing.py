@@ -6,8 +6,11 @@ Span tree of one answer (DESIGN.md §8; docs/tracing.md lists every attribute)::
     ├─ retrieval                        ingress, around Retriever.search
     │  └─ tools/call crag_search        Retriever replica (another process), via the carrier
     ├─ gate
+    │  └─ gate.decide                   Gate replica
     ├─ generation                       event first_token; attrs tokens, finish reason
+    │  └─ generator.stream              Generator replica
     └─ citations
+       └─ citations.check               CitationChecker replica
 
 Two choices shape this module:
 
@@ -312,9 +315,14 @@ def replica_span(name: str, carrier: Mapping[str, str] | None, **attrs: object) 
     """A deployment's span under the carrier it was handed (``child_span(name, extract(carrier))``).
 
     Used the same way in a Serve replica and in the in-process pipeline, so
-    both produce the same tree. ``None`` (a caller that sends no carrier)
-    starts a trace of its own.
+    both produce the same tree. With no carrier, a process that records
+    starts a trace of its own; one that does not (no endpoint, the default)
+    makes no span at all, since nobody could see it: the ingress sends no
+    carrier when its own span is not recorded, which keeps tracing-off cheap.
     """
+    if not carrier and not is_recording():
+        yield trace.INVALID_SPAN
+        return
     with _span(name, extract(carrier), attrs) as span:
         yield span
 

@@ -45,6 +45,7 @@ async def test_max_tokens_reached_finishes_with_length(engine):
     assert deltas[-1].usage.completion_tokens == 3
 
 
+@pytest.mark.slow   # two full generations: ~15 s idle, ~50 s under load
 async def test_greedy_decoding_is_deterministic(engine):
     params = GenParams(request_id="q3", max_tokens=12)
     first = "".join(d.text for d in await collect(engine, QUESTION, params))
@@ -92,6 +93,7 @@ def long_prompt(seed_word: str) -> Prompt:
     return Prompt((Message("user", f"{seed_word} " + "the quick brown fox jumps over the lazy dog " * 110),))
 
 
+@pytest.mark.slow   # a deliberately long prompt: ~60 s idle, minutes under load
 async def test_cancel_during_a_long_prefill_interrupts_it():
     # n_batch 128: a ~1k-token prompt is prefilled in ~8 micro-batches; a cancel
     # must stop at the next one, not after the whole prompt.

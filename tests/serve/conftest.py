@@ -84,22 +84,26 @@ async def local_pipeline(stub_pool: Any) -> AsyncIterator[Any]:
 # ---------------------------------------------------------------- the real cluster
 
 class Cluster:
-    def __init__(self, url: str, abort_log: Path, mcp_tag: str) -> None:
+    def __init__(self, url: str, abort_log: Path, mcp_tag: str, otlp: Any = None) -> None:
         self.url = url
         self.abort_log = abort_log
         self.mcp_tag = mcp_tag
+        self.otlp = otlp          # tests.ops.otlp_receiver.OtlpReceiver every replica exports to
 
     def aborted(self) -> list[str]:
         return self.abort_log.read_text().split() if self.abort_log.exists() else []
 
 
-def cluster_config(port: int, abort_log: Path, mcp_tag: str) -> dict[str, Any]:
-    """serve_config.yaml as shipped, with the fake engine and the stub index."""
+def cluster_config(port: int, abort_log: Path, mcp_tag: str, otel_endpoint: str | None = None) -> dict[str, Any]:
+    """serve_config.yaml as shipped, with the fake engine and the stub index
+    (and, when given, every process exporting spans to `otel_endpoint`)."""
     config = copy.deepcopy(yaml.safe_load((REPO / "serve_config.yaml").read_text()))
     config["http_options"]["port"] = port
     app = config["applications"][0]
     app["args"] = dict(app["args"], engine="fake", mcp_command=stub_command(mcp_tag), mcp_pool_size=1,
                        engine_options={"abort_log": str(abort_log)}, retry_backoff_s=0.01)
+    if otel_endpoint:
+        app["args"]["otel_endpoint"] = otel_endpoint
     return config
 
 
@@ -110,6 +114,9 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
     os.environ.setdefault("RAY_raylet_start_wait_time_s", "120")   # a loaded 2-core box starts slowly
     # Workers started by this cluster must import serve_app/deployments from the checkout.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+    # Replicas export their spans every 200 ms instead of every 5 s, so a trace
+    # test does not wait on the batch timer (workers inherit this environment).
+    os.environ.setdefault("OTEL_BSP_SCHEDULE_DELAY", "200")
     import ray
     from ray import serve
     from ray.serve._private import api as serve_api
@@ -121,7 +128,12 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
     port = free_port()
     abort_log = tmp / "aborts.log"
     tag = f"askdocs-test-{uuid.uuid4().hex[:8]}"
-    config = ServeDeploySchema.model_validate(cluster_config(port, abort_log, tag))
+    # A stand-in OTLP/HTTP collector (a thread here): spans of every replica
+    # arrive in it, so a test can check one answer's trace across processes.
+    from tests.ops.otlp_receiver import OtlpReceiver
+
+    otlp = OtlpReceiver().__enter__()
+    config = ServeDeploySchema.model_validate(cluster_config(port, abort_log, tag, otlp.endpoint))
     ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(ray_tmp), log_to_driver=False,
              namespace="serve", configure_logging=False)
     try:
@@ -139,8 +151,9 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
             time.sleep(0.5)
         else:
             raise RuntimeError(f"askdocs did not become healthy: {serve.status()}")
-        yield Cluster(url, abort_log, tag)
+        yield Cluster(url, abort_log, tag, otlp)
     finally:
         serve.shutdown()
         ray.shutdown()
+        otlp.__exit__(None, None, None)    # after the replicas, which flush to it at shutdown
         shutil.rmtree(ray_tmp, ignore_errors=True)
