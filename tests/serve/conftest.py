@@ -89,9 +89,23 @@ class Cluster:
         self.abort_log = abort_log
         self.mcp_tag = mcp_tag
         self.otlp = otlp          # tests.ops.otlp_receiver.OtlpReceiver every replica exports to
+        self.config: dict[str, Any] = {}   # the deploy config, so a test can add an app beside it
 
     def aborted(self) -> list[str]:
         return self.abort_log.read_text().split() if self.abort_log.exists() else []
+
+
+def wait_healthy(url: str, timeout_s: float) -> bool:
+    """Poll `url`/healthz until it answers 200; False after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
 
 
 def cluster_config(port: int, abort_log: Path, mcp_tag: str, otel_endpoint: str | None = None) -> dict[str, Any]:
@@ -133,7 +147,8 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
     from tests.ops.otlp_receiver import OtlpReceiver
 
     otlp = OtlpReceiver().__enter__()
-    config = ServeDeploySchema.model_validate(cluster_config(port, abort_log, tag, otlp.endpoint))
+    raw_config = cluster_config(port, abort_log, tag, otlp.endpoint)
+    config = ServeDeploySchema.model_validate(raw_config)
     ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(ray_tmp), log_to_driver=False,
              namespace="serve", configure_logging=False)
     try:
@@ -141,17 +156,11 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
                                        proxy_location=config.proxy_location)
         client.deploy_apps(config, _blocking=False)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180   # deploy + replica start; slow on a loaded box
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        else:
+        if not wait_healthy(url, 180):      # deploy + replica start; slow on a loaded box
             raise RuntimeError(f"askdocs did not become healthy: {serve.status()}")
-        yield Cluster(url, abort_log, tag, otlp)
+        cluster = Cluster(url, abort_log, tag, otlp)
+        cluster.config = raw_config
+        yield cluster
     finally:
         serve.shutdown()
         ray.shutdown()

@@ -8,13 +8,11 @@ and the timings, never the tiny model's wording.
 from __future__ import annotations
 
 import copy
-from urllib.parse import urlparse
-
 import httpx
 import pytest
 import yaml
 
-from tests.serve.conftest import REPO, Cluster, cluster_config, stub_command
+from tests.serve.conftest import REPO, Cluster, stub_command, wait_healthy
 from tests.serve.sse import parse_sse
 
 pytestmark = [pytest.mark.cluster, pytest.mark.model, pytest.mark.timeout(600)]
@@ -23,31 +21,21 @@ pytest.importorskip("llama_cpp")
 
 @pytest.fixture(scope="module")
 def llm_url(serve_cluster: Cluster):
-    import time
-
     from ray import serve
     from ray.serve.context import _get_global_client
     from ray.serve.schema import ServeDeploySchema
 
-    port = urlparse(serve_cluster.url).port
-    config = cluster_config(port, serve_cluster.abort_log, serve_cluster.mcp_tag)
+    # Serve's deploy is declarative: resend the running app's exact config
+    # (left untouched) with the new app beside it.
+    config = copy.deepcopy(serve_cluster.config)
     llm = copy.deepcopy(yaml.safe_load((REPO / "serve_config.yaml").read_text())["applications"][0])
     llm.update(name="askdocs-llm", route_prefix="/llm")
     llm["args"] = dict(llm["args"], mcp_command=stub_command("askdocs-llm-test"), mcp_pool_size=1,
                        max_tokens=24, engine_options={"n_threads": 2})
     config["applications"].append(llm)
-    client = _get_global_client()
-    client.deploy_apps(ServeDeploySchema.model_validate(config), _blocking=False)
+    _get_global_client().deploy_apps(ServeDeploySchema.model_validate(config), _blocking=False)
     url = f"{serve_cluster.url}/llm"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    else:
+    if not wait_healthy(url, 300):
         pytest.fail(f"askdocs-llm did not become healthy: {serve.status()}")
     yield url
     serve.delete("askdocs-llm")
