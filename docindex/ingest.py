@@ -10,7 +10,6 @@ index version is bumped in the same commit).
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import time
@@ -22,6 +21,7 @@ from . import store
 from .chunking import Chunk, chunk_blocks
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder, default_embedder
 from .errors import IngestError, InputError, StoreError
+from .hashing import sha256_file
 from .extract import READERS, UnreadableFile, extract, supported
 from .textsearch import index_text
 
@@ -212,7 +212,7 @@ def _visit(candidate: _Candidate, known: tuple | None, writer: "_Writer", report
         if known and not force and (stat.st_size, stat.st_mtime_ns) == (known[2], known[3]):
             report.unchanged += 1          # fast path: no read, no hash
             return
-        sha256 = _sha256(candidate.path)
+        sha256 = sha256_file(candidate.path)
         if known and not force and sha256 == known[1]:
             report.unchanged += 1          # touched but identical: remember the new stat
             writer.update_stat(known[0], stat.st_size, stat.st_mtime_ns, str(candidate.path))
@@ -233,14 +233,6 @@ def _visit(candidate: _Candidate, known: tuple | None, writer: "_Writer", report
         report.changes.append(("add", candidate.source))
     writer.add(_Pending(candidate, sha256, stat.st_size, stat.st_mtime_ns, title,
                         extracted.metadata, chunks, known[0] if known else None))
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class _LazyEmbedder:

@@ -13,13 +13,14 @@ Building needs the ``onnx`` package; without it the shipped file is used.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from .hashing import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -66,14 +67,6 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "docindex"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def requantize(source: Path, target: Path) -> None:
@@ -125,7 +118,7 @@ def best_model_path(source: Path | None = None) -> Path:
     if os.environ.get("DOCINDEX_REQUANTIZE", "1").strip().lower() in _DISABLE_VALUES:
         return source
     folder = cache_dir()
-    stem = f"minilm-{_sha256(source)[:16]}-int8-per-channel"
+    stem = f"minilm-{sha256_file(source)[:16]}-int8-per-channel"
     model, verdict_file = folder / f"{stem}.onnx", folder / f"{stem}.json"
     if verdict_file.is_file():
         try:

@@ -14,7 +14,6 @@ corpus root, exactly as cases.jsonl names them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sqlite3
@@ -23,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
+from docindex.hashing import sha256_file
 from evals.cases import load_cases
 
 EVALS_DIR = Path(__file__).resolve().parent
@@ -37,14 +37,6 @@ class CorpusError(RuntimeError):
 
 def load_lock(path: Path = LOCK_PATH) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 16), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify_corpus(source: Path, lock: dict) -> None:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from docindex import quantize
+from docindex.hashing import sha256_file
 from docindex.embedder import MAX_TOKENS, OnnxEmbedder, default_embedder, shipped_model_path, tokenizer_path
 
 
@@ -47,7 +48,7 @@ def test_the_requantized_model_keeps_cosine_fidelity(embedder):
 
 def test_a_rejected_requantization_falls_back_to_the_shipped_file(tmp_path, monkeypatch):
     monkeypatch.setenv("DOCINDEX_CACHE_DIR", str(tmp_path))
-    stem = f"minilm-{quantize._sha256(shipped_model_path())[:16]}-int8-per-channel"
+    stem = f"minilm-{sha256_file(shipped_model_path())[:16]}-int8-per-channel"
     (tmp_path / f"{stem}.json").write_text(json.dumps({"accepted": False}))
     assert quantize.best_model_path() == shipped_model_path()
     monkeypatch.setenv("DOCINDEX_REQUANTIZE", "0")

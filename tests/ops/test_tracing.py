@@ -26,15 +26,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def memory() -> Iterator[InMemorySpanExporter]:
-    tracing.shutdown_tracing()
-    exporter = InMemorySpanExporter()
-    tracing.setup_tracing("askdocs-test", exporter=exporter)
-    yield exporter
-    tracing.shutdown_tracing()
-
-
-@pytest.fixture
 def no_endpoint() -> Iterator[None]:
     tracing.shutdown_tracing()
     tracing.setup_tracing("askdocs-test", None)

@@ -7,7 +7,7 @@ version is tests/serve/test_cluster_tracing.py.
 """
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -38,15 +38,6 @@ TREE = {
     "citations": "askdocs.answer",
     "citations.check": "citations",
 }
-
-
-@pytest.fixture
-def memory() -> Iterator[InMemorySpanExporter]:
-    tracing.shutdown_tracing()
-    exporter = InMemorySpanExporter()
-    tracing.setup_tracing("askdocs-test", exporter=exporter)
-    yield exporter
-    tracing.shutdown_tracing()
 
 
 @pytest_asyncio.fixture

@@ -1,0 +1,18 @@
+"""Fixtures shared by the ops tests."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from serve_app import tracing
+
+
+@pytest.fixture
+def memory() -> Iterator[InMemorySpanExporter]:
+    tracing.shutdown_tracing()
+    exporter = InMemorySpanExporter()
+    tracing.setup_tracing("askdocs-test", exporter=exporter)
+    yield exporter
+    tracing.shutdown_tracing()
