@@ -161,6 +161,7 @@ class McpPool:
     async def _worker(self, index: int, ready: asyncio.Future) -> None:
         retry_job: _Job | None = None       # the job whose call found the session dead
         backoff = 0.5
+        failed_starts = 0                   # consecutive failed (re)starts
         while not self._closing:
             entered = False
             try:
@@ -169,7 +170,7 @@ class McpPool:
                     entered = True
                     if not ready.done():
                         ready.set_result(None)
-                    backoff = 0.5
+                    backoff, failed_starts = 0.5, 0
                     if retry_job is not None:
                         job, retry_job = retry_job, None
                         if await self._run(client, job, retried=True):
@@ -191,9 +192,15 @@ class McpPool:
                 if entered:
                     log.warning("MCP session %d died; restarting it", index)
                     continue
-                if retry_job is not None and not retry_job.future.done():
-                    retry_job.future.set_exception(McpUnavailable("the index server is down and could not be restarted"))
-                retry_job = None
+                # A restart right after a crash can fail at once (seen: an error from the
+                # new session's task group ~20 ms after the old one died); the waiting
+                # call gets up to 3 starts (0.5 + 1 s of backoff) before it is failed.
+                failed_starts += 1
+                if retry_job is not None and (retry_job.future.done() or failed_starts >= 3):
+                    if not retry_job.future.done():
+                        retry_job.future.set_exception(
+                            McpUnavailable("the index server is down and could not be restarted"))
+                    retry_job = None
                 log.warning("MCP session %d could not start (%s); retrying in %.1f s", index, e, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 10.0)

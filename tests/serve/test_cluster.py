@@ -90,4 +90,4 @@ def test_killed_index_server_does_not_lose_the_next_answer(serve_cluster: Cluste
     for pid in victims:
         os.kill(pid, signal.SIGKILL)
     response = ask(serve_cluster, query="?stream=false")
-    assert response.status_code == 200 and response.json()["success"] is True
+    assert response.status_code == 200 and response.json()["success"] is True, response.text
