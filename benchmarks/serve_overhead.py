@@ -23,7 +23,6 @@ import copy
 import os
 import platform
 import shutil
-import socket
 import statistics
 import sys
 import time
@@ -40,6 +39,7 @@ sys.path.insert(0, str(REPO))
 from serve_app.ingress import create_app  # noqa: E402
 from serve_app.local import build_local_pipeline  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
+from tests.ports import free_port  # noqa: E402  (outside Ray's and the kernel's port ranges)
 
 QUESTION = "What does the proxy answer when the queue is full?"
 SLOTS = 4
@@ -50,12 +50,6 @@ TOKEN_S = 0.02          # fixed-latency runs: per-token sleep of the fake engine
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, round(q / 100 * len(ordered)) - 1)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def args_for(mcp_command: list[str]) -> dict:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-import socket
 import sys
 import time
 import uuid
@@ -19,6 +18,7 @@ import pytest_asyncio
 import yaml
 
 from serve_app.settings import Settings
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 STUB_SERVER = Path(__file__).with_name("stub_mcp_server.py")
@@ -35,12 +35,6 @@ def fake_settings(**overrides: Any) -> Settings:
                                 api_keys=[])
     base.update(overrides)
     return Settings(_env_file=None, **base)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pids_with(marker: str) -> list[int]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import threading
 import time
 from typing import Any, Iterator
+
+from tests.ports import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -26,12 +27,6 @@ def browser_missing() -> str | None:
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         return "Chromium is not installed (scripts/install_browser.sh)"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Fixtures for the browser tests: one headless Chromium per session, and a
+"""Fixtures for the browser tests: one headless Chromium for this package, and a
 fresh browser context (own session storage) per page."""
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, browser_missing
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: playwright's sync API keeps an event loop running
+# in the main thread while open, which breaks any async test collected after it.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     reason = browser_missing()
     if reason:
