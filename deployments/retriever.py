@@ -11,9 +11,14 @@ which spreads load over idle sessions.
 Failure policy:
 - a call slower than `call_timeout_s` (queue wait included) → `McpTimeout`;
   the session stays usable;
-- a dead session (the server exited) is restarted once and the call retried
-  on it; when that fails too → `McpUnavailable`, and the worker keeps trying
-  to restart in the background so the pool heals;
+- a dead session (the server exited) is restarted and the call retried on
+  it. A start that fails is retried (0.25 s backoff, doubling to 1 s) for as
+  long as the waiting call has time left; then → `McpUnavailable`, and the
+  worker keeps trying to restart in the background so the pool heals. (Inside
+  a Ray replica, the first spawns after a SIGKILLed server can die before
+  exec for up to ~2 s — measured in tests/serve/test_cluster.py; a fixed
+  number of restarts lost answers there.) A server that dies again on the
+  retried call → `McpUnavailable` at once: that query kills it;
 - each session makes a warm-up call when it starts, so the embedder is
   loaded before the first question.
 """
@@ -95,10 +100,18 @@ class _Job:
     tool: str
     arguments: dict[str, Any]
     future: asyncio.Future = field(repr=False)
+    deadline: float = 0.0           # loop time after which the caller has given up
 
 
 class _SessionDied(Exception):
     """The MCP server process behind a session is gone."""
+
+
+def _describe(e: BaseException) -> str:
+    """One line for a log: the leaves of an exception group, not just its summary."""
+    if isinstance(e, BaseExceptionGroup):
+        return "; ".join(_describe(sub) for sub in e.exceptions)
+    return f"{type(e).__name__}: {e}"
 
 
 def _is_dead(e: BaseException) -> bool:
@@ -110,6 +123,9 @@ def _is_dead(e: BaseException) -> bool:
 
 class McpPool:
     """N MCP stdio sessions behind one `call(tool, arguments)`."""
+
+    RESTART_BACKOFF_S = 0.25        # first wait after a failed start
+    RESTART_BACKOFF_MAX_S = 1.0     # cap while a call waits (10 s when none does)
 
     def __init__(self, command: Sequence[str], *, size: int = 2, call_timeout_s: float = 10.0,
                  start_timeout_s: float = 120.0, env: dict[str, str] | None = None) -> None:
@@ -136,8 +152,9 @@ class McpPool:
                 raise McpUnavailable(f"the index server did not start: {e}") from e
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        future = asyncio.get_running_loop().create_future()
-        await self._jobs.put(_Job(tool, arguments, future))
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        await self._jobs.put(_Job(tool, arguments, future, loop.time() + self.call_timeout_s))
         try:
             return await asyncio.wait_for(future, self.call_timeout_s)
         except asyncio.TimeoutError:
@@ -160,17 +177,18 @@ class McpPool:
 
     async def _worker(self, index: int, ready: asyncio.Future) -> None:
         retry_job: _Job | None = None       # the job whose call found the session dead
-        backoff = 0.5
-        failed_starts = 0                   # consecutive failed (re)starts
+        backoff = self.RESTART_BACKOFF_S
+        loop = asyncio.get_running_loop()
         while not self._closing:
             entered = False
+            attempt_started = loop.time()
             try:
                 async with Client(self.params, read_timeout_seconds=self.start_timeout_s) as client:
                     await client.call_tool("crag_search", WARMUP_QUERY)
                     entered = True
                     if not ready.done():
                         ready.set_result(None)
-                    backoff, failed_starts = 0.5, 0
+                    backoff = self.RESTART_BACKOFF_S
                     if retry_job is not None:
                         job, retry_job = retry_job, None
                         if await self._run(client, job, retried=True):
@@ -192,18 +210,20 @@ class McpPool:
                 if entered:
                     log.warning("MCP session %d died; restarting it", index)
                     continue
-                # A restart right after a crash can fail at once (seen: an error from the
-                # new session's task group ~20 ms after the old one died); the waiting
-                # call gets up to 3 starts (0.5 + 1 s of backoff) before it is failed.
-                failed_starts += 1
-                if retry_job is not None and (retry_job.future.done() or failed_starts >= 3):
+                # The waiting call keeps its place while its deadline allows another
+                # start (the backoff plus as long as this failed start took).
+                now = loop.time()
+                if retry_job is not None and (
+                        retry_job.future.done()
+                        or now + backoff + (now - attempt_started) >= retry_job.deadline):
                     if not retry_job.future.done():
                         retry_job.future.set_exception(
                             McpUnavailable("the index server is down and could not be restarted"))
                     retry_job = None
-                log.warning("MCP session %d could not start (%s); retrying in %.1f s", index, e, backoff)
+                log.warning("MCP session %d could not start (%s); retrying in %.2f s", index, _describe(e), backoff)
+                log.debug("MCP session %d start failure", index, exc_info=e)
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 10.0)
+                backoff = min(backoff * 2, self.RESTART_BACKOFF_MAX_S if retry_job else 10.0)
 
     async def _run(self, client: Client, job: _Job, *, retried: bool) -> bool:
         """Run one job; True when the session turned out to be dead."""

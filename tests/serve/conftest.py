@@ -159,4 +159,5 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
         serve.shutdown()
         ray.shutdown()
         otlp.__exit__(None, None, None)    # after the replicas, which flush to it at shutdown
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        if not os.environ.get("ASKDOCS_TEST_KEEP_RAY_TMP"):     # set it to read the replicas' logs after a run
+            shutil.rmtree(ray_tmp, ignore_errors=True)

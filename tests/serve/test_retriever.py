@@ -98,3 +98,49 @@ async def test_a_command_that_cannot_start_fails_at_start() -> None:
     pool = McpPool([sys.executable, "-c", "import sys; sys.exit(3)"], size=1, start_timeout_s=20)
     with pytest.raises(McpUnavailable, match="did not start"):
         await pool.start()
+
+
+def _flaky_start_command(gate: os.PathLike, tag: str) -> list[str]:
+    """The stub server, except that it exits at once while `gate` holds a
+    future time: a restart that keeps failing for a while (seen in Ray
+    replicas right after a server was SIGKILLed)."""
+    code = ("import os, sys, time; g = sys.argv[1]; "
+            "t = float(open(g).read()) if os.path.exists(g) else 0.0; "
+            "sys.exit(1) if time.time() < t else os.execv(sys.executable, [sys.executable] + sys.argv[2:])")
+    return [sys.executable, "-c", code, str(gate)] + stub_command(tag)[1:]
+
+
+@on_session_loop
+async def test_a_waiting_call_outlasts_restarts_that_fail_for_a_while(tmp_path) -> None:
+    import time
+
+    tag, gate = f"flaky-{uuid.uuid4().hex[:8]}", tmp_path / "fail-until"
+    pool = McpPool(_flaky_start_command(gate, tag), size=1, call_timeout_s=20.0)
+    await pool.start()
+    try:
+        gate.write_text(str(time.time() + 1.5))     # ~4 failed starts at 0.25-1 s backoff
+        for pid in pids_with(tag):
+            os.kill(pid, signal.SIGKILL)
+        passages = await search(pool, QUESTION, 1, None)
+        assert passages[0].anchor == "backpressure" and pool.restarts >= 3
+    finally:
+        await pool.close()
+
+
+@on_session_loop
+async def test_restarts_that_keep_failing_end_in_unavailable_before_the_deadline(tmp_path) -> None:
+    import time
+
+    tag, gate = f"flaky-{uuid.uuid4().hex[:8]}", tmp_path / "fail-until"
+    pool = McpPool(_flaky_start_command(gate, tag), size=1, call_timeout_s=4.0)
+    await pool.start()
+    try:
+        gate.write_text(str(time.time() + 600))
+        for pid in pids_with(tag):
+            os.kill(pid, signal.SIGKILL)
+        started = time.monotonic()
+        with pytest.raises(McpUnavailable, match="could not be restarted"):
+            await search(pool, QUESTION, 1, None)
+        assert time.monotonic() - started < 4.0
+    finally:
+        await pool.close()
