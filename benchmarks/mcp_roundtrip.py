@@ -273,8 +273,7 @@ Target: ≤ 8 ms P50 / ≤ 20 ms P95 on an idle 2-core machine.
 
 CPU time per call depends far less than wall time on what else runs (contention
 still inflates it somewhat). On an idle machine a sequential call takes about the
-client's plus the server's CPU time, less what the index overlaps on the second
-core (BM25 runs beside the query embedding):
+client's plus the server's CPU time:
 
 | | server | client |
 |---|---|---|

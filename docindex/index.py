@@ -4,7 +4,8 @@ The vectors of all chunks live in one float32 matrix, rows grouped by
 collection, loaded once and reloaded only when the index version changes
 (another process committed an ingest). Each search reads in one SQLite
 transaction (version check, reload if needed, BM25, chunk rows), so a search
-never mixes two versions of the index.
+never mixes two versions of the index. BM25 is scored in memory over FTS5's
+own postings (lexical.py), loaded with the vectors.
 
 Thread safety: one connection opened with check_same_thread=False, guarded by
 a lock; the query embedding runs outside the lock (ONNX Runtime sessions are
@@ -16,18 +17,17 @@ import hashlib
 import json
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-from . import store
+from . import lexical, store
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder, default_embedder
 from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
-from .textsearch import cjk_share, match_expression, query_terms
+from .textsearch import cjk_share, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, Section
 
 RRF_K = 60               # the constant from Cormack et al.; damps the weight of top ranks
@@ -53,6 +53,7 @@ class _Snapshot:
     slices: dict[str, tuple[int, int]]       # collection → [start, end) rows
     collections: frozenset[str]              # collections with documents (some may have no chunks)
     id_order: np.ndarray                     # argsort of ids: chunk id → row without a dict
+    lexical: lexical.Lexical                 # BM25 postings by row
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
         sorted_ids = self.ids[self.id_order]
@@ -67,14 +68,13 @@ class Index:
     def __init__(self, db_path: str | Path, *, embedder: Embedder | None = None) -> None:
         self.path = Path(db_path)
         self._conn, self._meta = store.open_existing(self.path)
-        # A second connection, used only by one worker thread, runs BM25 while the query is embedded.
-        self._bm25_conn = store.connect(self.path)
-        self._bm25_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docindex-bm25")
         self._lock = threading.RLock()
+        self._tokenizer = lexical.QueryTokenizer()
         self._embedder = embedder
         self._snapshot: _Snapshot | None = None
         self._data_version: int | None = None
         try:
+            lexical.prepare_connection(self._conn)
             self._check_model(self._meta)
             self.refresh()
         except Exception:
@@ -84,10 +84,8 @@ class Index:
     # ------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        self._bm25_pool.shutdown(wait=True)
         with self._lock:
             self._conn.close()
-            self._bm25_conn.close()
 
     def __enter__(self) -> "Index":
         return self
@@ -127,8 +125,6 @@ class Index:
             raise EmptyQuery("the query has only stopwords or punctuation: ask with content words")
         clock = time.perf_counter
         t0 = clock()
-        # BM25 needs no vector: it runs on the second connection while the query is embedded.
-        prefetch = self._bm25_pool.submit(self._bm25_prefetch, terms, collection) if mode != "dense" else None
         query_vector = self._get_embedder().embed([query])[0]
         t1 = clock()
         with self._lock, self._read_transaction():
@@ -145,13 +141,13 @@ class Index:
             dense_ids = self._top_dense(scores, snapshot.ids[start:end])
             t2 = clock()
             bm25: dict[int, float] = {}
-            bm25_ms = 0.0
-            if prefetch is not None:
-                version, bm25, bm25_ms = prefetch.result()
-                if version != snapshot.version:     # an ingest committed in between: redo it here
-                    bm25 = self._bm25(terms, collection, self._conn)
+            bm25_ids = snapshot.ids[:0]
+            if mode != "dense":
+                phrases = self._tokenizer.tokens(self._conn, terms)
+                rows, values = snapshot.lexical.scores(phrases, start, end, CANDIDATES)
+                bm25_ids = snapshot.ids[rows]
+                bm25 = dict(zip(bm25_ids.tolist(), values.tolist()))
             t3 = clock()
-            bm25_ids = np.fromiter(bm25, dtype=np.int64, count=len(bm25))
             dense_weight = CJK_DENSE_WEIGHT if self._dense_is_blind_to(query) else 1.0
             rankings = {"hybrid": [(dense_ids, dense_weight), (bm25_ids, 1.0)], "dense": [(dense_ids, 1.0)],
                         "bm25": [(bm25_ids, 1.0)]}[mode]
@@ -172,9 +168,8 @@ class Index:
                             cosine=float(cosine), bm25=bm25.get(chunk_id, 0.0), fusion=fusion))
         if timings is not None:
             t4 = clock()
-            # bm25 ran beside embed; bm25_wait is what the search still waited for it.
-            timings.update(embed=(t1 - t0) * 1e3, dense=(t2 - t1) * 1e3, bm25=bm25_ms,
-                           bm25_wait=(t3 - t2) * 1e3, fuse=(t4 - t3) * 1e3)
+            timings.update(embed=(t1 - t0) * 1e3, dense=(t2 - t1) * 1e3, bm25=(t3 - t2) * 1e3,
+                           fuse=(t4 - t3) * 1e3)
         return hits
 
     def _dense_is_blind_to(self, query: str) -> bool:
@@ -191,29 +186,6 @@ class Index:
             candidates = np.arange(len(scores))
         ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
         return ids[ranked]
-
-    def _bm25_prefetch(self, terms: list[str], collection: str | None) -> tuple[int, dict[int, float], float]:
-        """On the BM25 worker: (index version, scores, ms), read in one transaction."""
-        started = time.perf_counter()
-        conn = self._bm25_conn
-        conn.execute("BEGIN")
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
-            scores = self._bm25(terms, collection, conn)
-        finally:
-            conn.execute("COMMIT")
-        return (int(row[0]) if row else 0), scores, (time.perf_counter() - started) * 1e3
-
-    def _bm25(self, terms: list[str], collection: str | None, conn) -> dict[int, float]:
-        """chunk id → positive BM25 (larger is better), best first."""
-        sql = "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
-        params: list = [match_expression(terms)]
-        if collection is not None:
-            sql += " AND collection = ?"
-            params.append(collection)
-        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
-        params.append(CANDIDATES)
-        return {int(rowid): -float(score) for rowid, score in conn.execute(sql, params)}
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
         if not chunk_ids:
@@ -377,7 +349,9 @@ class Index:
             start, _ = slices.get(row[1], (row_index, row_index))
             slices[row[1]] = (start, row_index + 1)
         names = frozenset(name for (name,) in self._conn.execute("SELECT DISTINCT collection FROM documents"))
-        return _Snapshot(version, ids, matrix, slices, names, np.argsort(ids, kind="stable"))
+        id_order = np.argsort(ids, kind="stable")
+        return _Snapshot(version, ids, matrix, slices, names, id_order,
+                         lexical.Lexical.load(self._conn, ids, id_order))
 
     def _require_collection(self, collection: str) -> None:
         exists = self._conn.execute("SELECT 1 FROM documents WHERE collection = ? LIMIT 1",

@@ -23,6 +23,8 @@ from .errors import EmbedderMismatch, NotAnIndex, SchemaMismatch, StoreError
 
 FORMAT = "docindex"
 SCHEMA_VERSION = 1
+# FTS5's tokenizer for chunk text; docindex/lexical.py tokenizes queries with the same one.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 BUSY_TIMEOUT_S = 30.0
 
 _SCHEMA = """
@@ -54,7 +56,7 @@ CREATE INDEX chunks_by_doc ON chunks(doc_id, ordinal);
 CREATE INDEX chunks_by_collection ON chunks(collection, id);
 CREATE TABLE vectors (chunk_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    body, collection UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2'
+    body, collection UNINDEXED, tokenize = '""" + FTS_TOKENIZE + """'
 );
 """
 

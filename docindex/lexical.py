@@ -1,0 +1,163 @@
+"""BM25 over FTS5's own postings, scored in memory with numpy.
+
+`SELECT … ORDER BY bm25(chunks_fts)` makes FTS5 score every row that matches
+any term of an OR query before it can sort: 11.9 ms P50 at 20k chunks for the
+benchmark questions (benchmarks/results/docindex_search_latency.md, before
+this module), most of a search. The postings themselves are small (6 bytes
+per (term, chunk)), so they are read once per index version through
+`fts5vocab` and scored here:
+
+- tokens are FTS5's own (porter, unicode61, diacritics): the index's
+  postings come from `fts5vocab`, and a query term is tokenized by a temp
+  FTS5 table with the same tokenizer, so both sides always agree;
+- the formula and constants are FTS5's `bm25()` (k1 1.2, b 0.75, idf
+  clamped at 1e-6, avgdl over all rows, N and hit counts over all
+  collections), so scores equal FTS5's for single-token terms
+  (tests/docindex/test_lexical.py compares them);
+- a term FTS5 splits into several tokens (`max_ongoing_requests`) is a phrase
+  there; here it matches chunks holding all its tokens, with the smallest of
+  their counts as its frequency (adjacency is not checked: postings carry no
+  positions).
+
+Memory: ~6 bytes per distinct (term, chunk) pair + 4 bytes per chunk
+(20k chunks ≈ 8 MB). Loading reads every token instance once: 0.3 s at 20k.
+"""
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from .store import FTS_TOKENIZE
+
+K1 = 1.2
+B = 0.75
+IDF_FLOOR = 1e-6          # FTS5 clamps a non-positive idf to this
+_TOKEN_CACHE_MAX = 8192   # query terms → tokens; cleared when full
+
+
+def prepare_connection(conn: sqlite3.Connection) -> None:
+    """Temp tables (this connection only; nothing is written to the index file):
+    a view of the index's token instances, and a scratch FTS5 table that
+    tokenizes query terms exactly as the index was tokenized."""
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_instances "
+                 "USING fts5vocab(main, chunks_fts, instance)")
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_scratch "
+                 f"USING fts5(body, tokenize = '{FTS_TOKENIZE}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_scratch_tokens "
+                 "USING fts5vocab(temp, lexical_scratch, instance)")
+
+
+@dataclass(frozen=True)
+class Lexical:
+    """Postings of one index version, by snapshot row (not chunk id)."""
+
+    term_index: dict[str, int]
+    offsets: np.ndarray        # (terms + 1,) int64: term t's postings are [offsets[t], offsets[t+1])
+    rows: np.ndarray           # int32 snapshot rows, ascending within a term
+    tf: np.ndarray             # float32 occurrences of the term in the row
+    norm: np.ndarray           # float32 per row: k1 * (1 - b + b * len / avglen)
+    n_docs: int                # FTS5's row count (idf uses it)
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray, id_order: np.ndarray) -> "Lexical":
+        """Inside the caller's read transaction. `chunk_ids` are the snapshot's
+        rows (with `id_order` = argsort(chunk_ids)); FTS5 rows without one are dropped."""
+        terms: list[str] = []
+        counts: list[int] = []
+        joined: list[str] = []
+        for term, count, docs in conn.execute(
+                "SELECT term, count(*), group_concat(doc, ' ') FROM temp.lexical_instances GROUP BY term"):
+            terms.append(term)
+            counts.append(count)
+            joined.append(docs)
+        n_docs = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        n_rows = len(chunk_ids)
+        if not terms or not n_rows:
+            return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
+                       np.full(n_rows, K1, np.float32), n_docs)
+        docs = np.array(" ".join(joined).split(), dtype=np.int64)
+        term_of = np.repeat(np.arange(len(terms), dtype=np.int32), counts)
+        # chunk id → snapshot row (-1 when the chunk has no vector row)
+        sorted_ids = chunk_ids[id_order]
+        pos = np.clip(np.searchsorted(sorted_ids, docs), 0, n_rows - 1)
+        rows = np.where(sorted_ids[pos] == docs, id_order[pos], -1)
+        lengths = np.bincount(rows[rows >= 0], minlength=n_rows).astype(np.float32)
+        keep = rows >= 0
+        term_of, rows = term_of[keep], rows[keep]
+        order = np.lexsort((rows, term_of))            # group_concat's order is not guaranteed
+        term_of, rows = term_of[order], rows[order]
+        starts = np.flatnonzero(np.r_[True, (term_of[1:] != term_of[:-1]) | (rows[1:] != rows[:-1])])
+        tf = np.diff(np.r_[starts, len(rows)]).astype(np.float32)
+        term_of, rows = term_of[starts], rows[starts].astype(np.int32)
+        offsets = np.searchsorted(term_of, np.arange(len(terms) + 1)).astype(np.int64)
+        # FTS5's avgdl: all tokens over all rows (the table's totals, not one collection's)
+        total_tokens = float(sum(counts))
+        avg = total_tokens / n_docs if n_docs else 1.0
+        norm = (K1 * (1 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
+        return cls({t: i for i, t in enumerate(terms)}, offsets, rows, tf, norm, n_docs)
+
+    def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        t = self.term_index.get(token)
+        if t is None:
+            return self.rows[:0], self.tf[:0]
+        a, b = self.offsets[t], self.offsets[t + 1]
+        return self.rows[a:b], self.tf[a:b]
+
+    def phrase_postings(self, tokens: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        rows, tf = self.postings(tokens[0])
+        for token in tokens[1:]:
+            if not len(rows):
+                break
+            other_rows, other_tf = self.postings(token)
+            common, i, j = np.intersect1d(rows, other_rows, assume_unique=True, return_indices=True)
+            rows, tf = common, np.minimum(tf[i], other_tf[j])
+        return rows, tf
+
+    def scores(self, phrases: list[tuple[str, ...]], start: int, end: int,
+               limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, scores) of the best `limit` rows in [start, end) matching any
+        phrase, best first; scores positive (FTS5's bm25() negated)."""
+        acc = np.zeros(len(self.norm), dtype=np.float32)
+        for tokens in phrases:
+            if not tokens:
+                continue
+            rows, tf = self.phrase_postings(tokens)
+            hits = len(rows)
+            if not hits:
+                continue
+            idf = math.log((self.n_docs - hits + 0.5) / (hits + 0.5))
+            idf = idf if idf > 0 else IDF_FLOOR
+            acc[rows] += np.float32(idf) * tf * np.float32(K1 + 1) / (tf + self.norm[rows])
+        window = acc[start:end]
+        matched = np.flatnonzero(window > 0)
+        if len(matched) > limit:
+            matched = matched[np.argpartition(-window[matched], limit - 1)[:limit]]
+        matched = matched[np.argsort(-window[matched], kind="stable")]
+        return matched + start, window[matched]
+
+
+class QueryTokenizer:
+    """Query terms → FTS5 tokens, via the connection's scratch FTS5 table (cached)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, conn: sqlite3.Connection, terms: list[str]) -> list[tuple[str, ...]]:
+        missing = [t for t in dict.fromkeys(terms) if t not in self._cache]
+        if missing:
+            if len(self._cache) + len(missing) > _TOKEN_CACHE_MAX:
+                self._cache.clear()
+            conn.execute("DELETE FROM temp.lexical_scratch")
+            conn.executemany("INSERT INTO temp.lexical_scratch(rowid, body) VALUES (?, ?)",
+                             list(enumerate(missing, start=1)))
+            found: dict[int, list[tuple[int, str]]] = {}
+            for doc, term, offset in conn.execute(
+                    "SELECT doc, term, offset FROM temp.lexical_scratch_tokens"):
+                found.setdefault(doc, []).append((offset, term))
+            conn.execute("DELETE FROM temp.lexical_scratch")
+            for i, term in enumerate(missing, start=1):
+                self._cache[term] = tuple(token for _, token in sorted(found.get(i, [])))
+        return [self._cache[t] for t in terms]

@@ -1,0 +1,103 @@
+"""In-memory BM25 (docindex/lexical.py) against FTS5's own bm25(): same rows,
+same scores for single-token terms, a superset for split terms (no
+adjacency check), collections and hot reload respected."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docindex import lexical
+from docindex.index import CANDIDATES, Index
+from docindex.ingest import ingest
+from docindex.textsearch import match_expression, query_terms
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTIONS = [json.loads(line)["query"] for line in
+             (REPO / "benchmarks/data/docindex_cmcp_queries.jsonl").read_text().splitlines() if line.strip()]
+
+
+def fts5_bm25(index: Index, terms: list[str], collection: str | None = None) -> dict[int, float]:
+    sql = "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+    params: list = [match_expression(terms)]
+    if collection:
+        sql += " AND collection = ?"
+        params.append(collection)
+    return dict(index._conn.execute(sql + " ORDER BY bm25(chunks_fts)", params).fetchall())
+
+
+def memory_bm25(index: Index, terms: list[str], collection: str | None = None,
+                limit: int = 10**9) -> dict[int, float]:
+    snapshot = index._snapshot
+    start, end = snapshot.slices[collection] if collection else (0, len(snapshot.ids))
+    rows, values = snapshot.lexical.scores(index._tokenizer.tokens(index._conn, terms), start, end, limit)
+    return dict(zip(snapshot.ids[rows].tolist(), values.tolist()))
+
+
+def test_scores_equal_fts5_on_the_benchmark_questions(cmcp_index: Path) -> None:
+    assert len(QUESTIONS) >= 20
+    with Index(cmcp_index) as index:
+        for question in QUESTIONS:
+            terms = query_terms(question)
+            single = [t for t in terms if len(index._tokenizer.tokens(index._conn, [t])[0]) == 1]
+            expected, got = fts5_bm25(index, single), memory_bm25(index, single)
+            assert expected.keys() == got.keys(), question
+            for chunk_id, score in expected.items():
+                assert got[chunk_id] == pytest.approx(score, rel=1e-4, abs=1e-5), question
+
+
+def test_the_top_candidates_are_fts5s_top_candidates(cmcp_index: Path) -> None:
+    with Index(cmcp_index) as index:
+        for question in QUESTIONS:
+            terms = query_terms(question)
+            expected = list(fts5_bm25(index, terms))[:CANDIDATES]
+            got = list(memory_bm25(index, terms, limit=CANDIDATES))
+            # a split term (max_ongoing_requests) may match a few more chunks here
+            # (no adjacency check); the leaders agree
+            assert got[:5] == expected[:5] or len(set(got[:10]) & set(expected[:10])) >= 8, question
+
+
+def test_split_terms_match_a_superset_of_the_phrase(cmcp_index: Path) -> None:
+    with Index(cmcp_index) as index:
+        tokens = index._tokenizer.tokens(index._conn, ["max_ongoing_requests", "Ray.Serve", "naïve"])
+        assert tokens == [("max", "ongo", "request"), ("rai", "serv"), ("naiv",)]   # porter + unicode61
+        for term in ["max_ongoing_requests", "num_replicas"]:
+            assert set(fts5_bm25(index, [term])) <= set(memory_bm25(index, [term]))
+
+
+def test_collection_filter_and_cjk(salon_index: Path) -> None:
+    with Index(salon_index) as index:
+        for question in ["染发前需要做皮肤测试吗", "会员卡可以退款吗"]:
+            terms = query_terms(question)
+            expected, got = fts5_bm25(index, terms, "salon"), memory_bm25(index, terms, "salon")
+            assert expected and expected.keys() == got.keys()
+
+
+def test_a_new_ingest_is_searchable_after_reload(tmp_path: Path, fake_embedder) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nThe zebrafish swims.\n")
+    db = tmp_path / "i.db"
+    ingest([docs], db, "c", embedder=fake_embedder)
+    with Index(db, embedder=fake_embedder) as index:
+        assert index.search("quokka", k=3, mode="bm25") == []
+        (docs / "b.md").write_text("# Beta\n\nA quokka smiles at the zebrafish.\n")
+        ingest([docs], db, "c", embedder=fake_embedder)
+        hits = index.search("quokka", k=3, mode="bm25")
+        assert [h.source for h in hits] == ["b.md"] and hits[0].bm25 > 0
+        assert {h.source for h in index.search("zebrafish", k=3, mode="bm25")} == {"a.md", "b.md"}
+
+
+def test_an_index_with_no_chunks_scores_nothing(tmp_path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(body, collection UNINDEXED)")
+    conn.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY)")
+    lexical.prepare_connection(conn)
+    import numpy as np
+
+    lex = lexical.Lexical.load(conn, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    rows, values = lex.scores([("anything",)], 0, 0, 10)
+    assert len(rows) == 0 and len(values) == 0
