@@ -103,9 +103,17 @@ async def traced_generate(engine: Engine, prompt: Prompt, params: GenParams, ret
 _END = object()
 
 
-async def coalesce(deltas: AsyncIterator[Delta]) -> AsyncIterator[list[Delta]]:
-    """Group the deltas that are ready at once; errors and cancellation pass through."""
+async def coalesce(deltas: AsyncIterator[Delta], interval_s: float = 0.0) -> AsyncIterator[list[Delta]]:
+    """Group the deltas that are ready at once; errors and cancellation pass through.
+
+    With `interval_s` > 0, a batch after the first also waits until
+    `interval_s` has passed since the previous one, gathering what arrives
+    meanwhile: at most 1/interval_s items per second per stream, whatever the
+    engine's speed. The first token and the end of the stream are never held.
+    """
     queue: asyncio.Queue = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+    next_at = 0.0
 
     async def produce() -> None:
         try:
@@ -119,11 +127,17 @@ async def coalesce(deltas: AsyncIterator[Delta]) -> AsyncIterator[list[Delta]]:
     try:
         while True:
             items = [await queue.get()]
+            while isinstance(items[-1], Delta) and (wait := next_at - loop.time()) > 0:
+                try:
+                    items.append(await asyncio.wait_for(queue.get(), wait))
+                except asyncio.TimeoutError:
+                    break
             while not queue.empty():
                 items.append(queue.get_nowait())
             batch = [i for i in items if isinstance(i, Delta)]
             if batch:
                 yield batch
+                next_at = loop.time() + interval_s
             tail = items[-1]
             if tail is _END:
                 return
@@ -139,21 +153,25 @@ async def coalesce(deltas: AsyncIterator[Delta]) -> AsyncIterator[list[Delta]]:
 class Generator:
     """Owns one engine; `max_ongoing_requests` must equal the engine's slots."""
 
-    async def __init__(self, spec: EngineSpec, retry: RetryPolicy, otel_endpoint: str | None = None) -> None:
+    async def __init__(self, spec: EngineSpec, retry: RetryPolicy, otel_endpoint: str | None = None,
+                       stream_interval_s: float = 0.0) -> None:
         use_serve_logging()
         tracing.setup_tracing("askdocs-generator", otel_endpoint)
         ongoing = serve.get_replica_context()._deployment_config.max_ongoing_requests
         check_slots(spec.slots, ongoing)
         self.engine = make_engine(spec)
         self.retry = retry
+        self.stream_interval_s = stream_interval_s
         await self.engine.start()
 
     async def stream(self, prompt: Prompt, params: GenParams,
                      trace: dict[str, str] | None = None) -> AsyncIterator[list[Delta]]:
         """Batches of deltas: whatever the engine produced since the last item
-        was sent. Every streamed item costs a Serve round of its own, so a fast
-        engine's tokens travel together; a slow one's still go one by one."""
-        async for batch in coalesce(traced_generate(self.engine, prompt, params, self.retry, trace)):
+        was sent, at most one item per `stream_interval_s`. Every streamed item
+        costs a Serve round (CPU in this replica, the Ingress and the object
+        store), so tokens travel together instead of one by one."""
+        async for batch in coalesce(traced_generate(self.engine, prompt, params, self.retry, trace),
+                                    self.stream_interval_s):
             yield batch
 
     async def info(self) -> dict:

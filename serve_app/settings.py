@@ -89,6 +89,11 @@ class Settings(BaseSettings):
     first_token_retries: int = Field(
         2, ge=0, le=5, description="Engine retries before the first token only (after it, text was already sent).")
     retry_backoff_s: float = Field(0.2, ge=0.0, description="First retry wait; doubles per attempt.")
+    stream_interval_s: float = Field(
+        0.05, ge=0.0, le=1.0,
+        description="Least time between two streamed items of one answer (tokens in between travel together): "
+                    "each item is a Serve round, so this bounds the graph's per-token CPU (0 = every token "
+                    "ready alone goes alone). The first token is never held.")
 
     # ---------------------------------------------------------------- checking / stats
     min_support: float = Field(

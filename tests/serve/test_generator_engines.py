@@ -178,6 +178,25 @@ async def test_coalesce_batches_ready_deltas_and_keeps_order() -> None:
     assert len(slow) > 5
 
 
+async def test_coalesce_with_an_interval_sends_the_first_token_alone_then_at_most_one_item_per_interval() -> None:
+    import time
+
+    from deployments.generator import coalesce
+
+    engine = FakeEngine(token_s=0.01)                   # ~27 tokens over ~0.27 s
+    started = time.monotonic()
+    arrivals, batches = [], []
+    async for batch in coalesce(generate(engine, prompt(), GenParams("c5"), FAST), interval_s=0.1):
+        arrivals.append(time.monotonic() - started)
+        batches.append(batch)
+    flat = "".join(d.text for b in batches for d in b)
+    assert flat == "Alpha is the first letter [1]. Beta comes second [2]."
+    assert len(batches[0]) == 1 and arrivals[0] < 0.05          # the first token is never held
+    assert 2 <= len(batches) <= 5                               # ~0.27 s / 0.1 s, plus the first
+    assert all(b - a >= 0.09 for a, b in zip(arrivals[1:], arrivals[2:]))
+    assert batches[-1][-1].finish_reason                        # the end is not lost or held
+
+
 async def test_coalesce_passes_errors_and_cancellation_through() -> None:
     from deployments.generator import coalesce
 
