@@ -26,7 +26,9 @@ from .extract import READERS, UnreadableFile, extract, supported
 from .textsearch import index_text
 
 EMBED_FLUSH_CHUNKS = 256    # embed and write once this many chunks are pending
-INGEST_THREADS = 2          # ORT intra-op threads while ingesting (queries use 1)
+# Chunks embedded at once while ingesting, one ORT thread each (queries use one in
+# all): one per usable core, at most 8.
+INGEST_WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 @dataclass
@@ -245,7 +247,7 @@ class _LazyEmbedder:
 
     def _get(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = default_embedder(threads=INGEST_THREADS)
+            self._embedder = default_embedder(threads=1, workers=INGEST_WORKERS)
         return self._embedder
 
     def embed(self, texts: list[str]):

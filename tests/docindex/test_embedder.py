@@ -25,6 +25,13 @@ def test_vectors_are_unit_length_and_independent_of_batching(embedder):
     assert np.allclose(together, alone, atol=1e-4)         # dynamic padding + masked mean pooling
 
 
+def test_parallel_workers_give_the_same_vectors_in_the_same_order(embedder):
+    """Ingest embeds on several threads at once; queries on one. Both must agree."""
+    texts = [f"chunk {i}: " + "proxy TLS termination " * (i % 7 + 1) for i in range(24)] + ["染发前需要做哪些准备？"]
+    parallel = default_embedder(threads=1, workers=2).embed(texts)
+    assert np.allclose(parallel, embedder.embed(texts), atol=1e-6)
+
+
 def test_truncation_is_256_tokens_not_the_128_baked_into_the_file(embedder):
     words = " ".join(f"word{i}" for i in range(400))
     assert embedder.count_tokens(words) > MAX_TOKENS       # counting does not truncate
