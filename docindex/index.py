@@ -27,7 +27,7 @@ from . import lexical, store
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder, default_embedder
 from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
-from .textsearch import cjk_share, query_terms
+from .textsearch import cjk_share, match_expression, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, Section
 
 RRF_K = 60               # the constant from Cormack et al.; damps the weight of top ranks
@@ -144,7 +144,8 @@ class Index:
             bm25_ids = snapshot.ids[:0]
             if mode != "dense":
                 phrases = self._tokenizer.tokens(self._conn, terms)
-                rows, values = snapshot.lexical.scores(phrases, start, end, CANDIDATES)
+                rows, values = snapshot.lexical.scores(
+                    phrases, start, end, CANDIDATES, lambda i: self._phrase_scores(terms[i], snapshot))
                 bm25_ids = snapshot.ids[rows]
                 bm25 = dict(zip(bm25_ids.tolist(), values.tolist()))
             t3 = clock()
@@ -186,6 +187,18 @@ class Index:
             candidates = np.arange(len(scores))
         ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
         return ids[ranked]
+
+    def _phrase_scores(self, term: str, snapshot: _Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """FTS5's own BM25 for one multi-token term (a phrase), as (snapshot rows, scores)."""
+        found = self._conn.execute("SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                   (match_expression([term]),)).fetchall()
+        if not found:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        ids = np.array([row[0] for row in found], dtype=np.int64)
+        values = np.array([row[1] for row in found], dtype=np.float64)
+        rows = snapshot.rows_of(ids)
+        present = snapshot.ids[rows] == ids
+        return rows[present], values[present]
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
         if not chunk_ids:

@@ -12,12 +12,14 @@ per (term, chunk)), so they are read once per index version through
   FTS5 table with the same tokenizer, so both sides always agree;
 - the formula and constants are FTS5's `bm25()` (k1 1.2, b 0.75, idf
   clamped at 1e-6, avgdl over all rows, N and hit counts over all
-  collections), so scores equal FTS5's for single-token terms
-  (tests/docindex/test_lexical.py compares them);
-- a term FTS5 splits into several tokens (`max_ongoing_requests`) is a phrase
-  there; here it matches chunks holding all its tokens, with the smallest of
-  their counts as its frequency (adjacency is not checked: postings carry no
-  positions).
+  collections), computed in double precision like FTS5's, so scores equal
+  FTS5's for single-token terms; equal scores rank by ascending chunk id, as
+  FTS5 returns them (tests/docindex/test_lexical.py compares both);
+- a term FTS5 splits into several tokens (`max_ongoing_requests`) is a
+  phrase: postings carry no positions, so its rows and scores come from FTS5
+  itself (a MATCH on that phrase alone: adjacent tokens are selective, so it
+  is cheap), and the ranking equals FTS5's for every query. Without that
+  callback a phrase matches the rows holding all its tokens (no adjacency).
 
 Memory: ~6 bytes per distinct (term, chunk) pair + 4 bytes per chunk
 (20k chunks ≈ 8 MB). Loading reads every token instance once: 0.3 s at 20k.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -58,8 +61,9 @@ class Lexical:
     offsets: np.ndarray        # (terms + 1,) int64: term t's postings are [offsets[t], offsets[t+1])
     rows: np.ndarray           # int32 snapshot rows, ascending within a term
     tf: np.ndarray             # float32 occurrences of the term in the row
-    norm: np.ndarray           # float32 per row: k1 * (1 - b + b * len / avglen)
+    norm: np.ndarray           # float64 per row: k1 * (1 - b + b * len / avglen)
     n_docs: int                # FTS5's row count (idf uses it)
+    chunk_ids: np.ndarray      # int64 chunk id per row (ties rank by it)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray, id_order: np.ndarray) -> "Lexical":
@@ -77,7 +81,7 @@ class Lexical:
         n_rows = len(chunk_ids)
         if not terms or not n_rows:
             return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
-                       np.full(n_rows, K1, np.float32), n_docs)
+                       np.full(n_rows, K1, np.float64), n_docs, chunk_ids)
         docs = np.array(" ".join(joined).split(), dtype=np.int64)
         term_of = np.repeat(np.arange(len(terms), dtype=np.int32), counts)
         # chunk id → snapshot row (-1 when the chunk has no vector row)
@@ -96,8 +100,8 @@ class Lexical:
         # FTS5's avgdl: all tokens over all rows (the table's totals, not one collection's)
         total_tokens = float(sum(counts))
         avg = total_tokens / n_docs if n_docs else 1.0
-        norm = (K1 * (1 - B + B * lengths / max(avg, 1e-9))).astype(np.float32)
-        return cls({t: i for i, t in enumerate(terms)}, offsets, rows, tf, norm, n_docs)
+        norm = K1 * (1 - B + B * lengths.astype(np.float64) / max(avg, 1e-9))
+        return cls({t: i for i, t in enumerate(terms)}, offsets, rows, tf, norm, n_docs, chunk_ids)
 
     def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         t = self.term_index.get(token)
@@ -116,13 +120,20 @@ class Lexical:
             rows, tf = common, np.minimum(tf[i], other_tf[j])
         return rows, tf
 
-    def scores(self, phrases: list[tuple[str, ...]], start: int, end: int,
-               limit: int) -> tuple[np.ndarray, np.ndarray]:
+    def scores(self, phrases: list[tuple[str, ...]], start: int, end: int, limit: int,
+               phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None,
+               ) -> tuple[np.ndarray, np.ndarray]:
         """(rows, scores) of the best `limit` rows in [start, end) matching any
-        phrase, best first; scores positive (FTS5's bm25() negated)."""
-        acc = np.zeros(len(self.norm), dtype=np.float32)
-        for tokens in phrases:
+        phrase, best first (equal scores: ascending chunk id); scores positive
+        (FTS5's bm25() negated). `phrase_scores(i)`, when given, returns
+        (rows, scores) for the multi-token phrase `phrases[i]` from FTS5."""
+        acc = np.zeros(len(self.norm), dtype=np.float64)
+        for i, tokens in enumerate(phrases):
             if not tokens:
+                continue
+            if len(tokens) > 1 and phrase_scores is not None:
+                rows, values = phrase_scores(i)
+                acc[rows] += values
                 continue
             rows, tf = self.phrase_postings(tokens)
             hits = len(rows)
@@ -130,12 +141,21 @@ class Lexical:
                 continue
             idf = math.log((self.n_docs - hits + 0.5) / (hits + 0.5))
             idf = idf if idf > 0 else IDF_FLOOR
-            acc[rows] += np.float32(idf) * tf * np.float32(K1 + 1) / (tf + self.norm[rows])
+            tf = tf.astype(np.float64)
+            acc[rows] += idf * tf * (K1 + 1) / (tf + self.norm[rows])
         window = acc[start:end]
+        ids = self.chunk_ids[start:end]
         matched = np.flatnonzero(window > 0)
         if len(matched) > limit:
-            matched = matched[np.argpartition(-window[matched], limit - 1)[:limit]]
-        matched = matched[np.argsort(-window[matched], kind="stable")]
+            # Everything above the limit-th score, then its ties by chunk id: the
+            # same set whatever order the rows are in (argpartition alone is not).
+            scores = window[matched]
+            kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+            ties = matched[scores == kth]
+            above = matched[scores > kth]
+            ties = ties[np.argsort(ids[ties], kind="stable")][: limit - len(above)]
+            matched = np.concatenate([above, ties])
+        matched = matched[np.lexsort((ids[matched], -window[matched]))]
         return matched + start, window[matched]
 
 
