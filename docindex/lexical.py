@@ -82,7 +82,10 @@ class Lexical:
         if not terms or not n_rows:
             return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
                        np.full(n_rows, K1, np.float64), n_docs, chunk_ids)
-        docs = np.array(" ".join(joined).split(), dtype=np.int64)
+        # Parsed in C: a Python list of every instance would cost ~50 bytes each.
+        docs = np.fromstring(" ".join(joined), dtype=np.int64, sep=" ")
+        if len(docs) != sum(counts):
+            raise ValueError("fts5vocab postings did not parse")
         term_of = np.repeat(np.arange(len(terms), dtype=np.int32), counts)
         # chunk id → snapshot row (-1 when the chunk has no vector row)
         sorted_ids = chunk_ids[id_order]
