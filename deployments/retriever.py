@@ -14,7 +14,8 @@ Failure policy:
 - a dead session (the server exited) is restarted and the call retried on
   it. A start that fails is retried (0.25 s backoff, doubling to 1 s) for as
   long as the waiting call has time left; then → `McpUnavailable`, and the
-  worker keeps trying to restart in the background so the pool heals. (Inside
+  worker keeps trying to restart in the background so the pool heals; when no
+  session serves, the next call starts the next attempt at once. (Inside
   a Ray replica, the first spawns after a SIGKILLed server can die before
   exec for up to ~2 s — measured in tests/serve/test_cluster.py; a fixed
   number of restarts lost answers there.) A server that dies again on the
@@ -125,7 +126,8 @@ class McpPool:
     """N MCP stdio sessions behind one `call(tool, arguments)`."""
 
     RESTART_BACKOFF_S = 0.25        # first wait after a failed start
-    RESTART_BACKOFF_MAX_S = 1.0     # cap while a call waits (10 s when none does)
+    RESTART_BACKOFF_MAX_S = 1.0     # cap while a call waits
+    IDLE_BACKOFF_MAX_S = 10.0       # cap while none does (a new call cuts the wait short)
 
     def __init__(self, command: Sequence[str], *, size: int = 2, call_timeout_s: float = 10.0,
                  start_timeout_s: float = 120.0, env: dict[str, str] | None = None) -> None:
@@ -139,6 +141,7 @@ class McpPool:
         self._jobs: asyncio.Queue[_Job] = asyncio.Queue()
         self._workers: list[asyncio.Task] = []
         self._closing = False
+        self._live = 0                  # sessions started and serving
 
     async def start(self) -> None:
         """Start the sessions one after another (each warms up before the next starts)."""
@@ -189,17 +192,21 @@ class McpPool:
                     if not ready.done():
                         ready.set_result(None)
                     backoff = self.RESTART_BACKOFF_S
-                    if retry_job is not None:
-                        job, retry_job = retry_job, None
-                        if await self._run(client, job, retried=True):
-                            raise _SessionDied
-                    while True:
-                        job = await self._jobs.get()
-                        if job.future.done():           # the caller timed out or left
-                            continue
-                        if await self._run(client, job, retried=False):
-                            retry_job = job
-                            raise _SessionDied
+                    self._live += 1
+                    try:
+                        if retry_job is not None:
+                            job, retry_job = retry_job, None
+                            if await self._run(client, job, retried=True):
+                                raise _SessionDied
+                        while True:
+                            job = await self._jobs.get()
+                            if job.future.done():           # the caller timed out or left
+                                continue
+                            if await self._run(client, job, retried=False):
+                                retry_job = job
+                                raise _SessionDied
+                    finally:
+                        self._live -= 1
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - a dead session, or a (re)start that failed
@@ -222,8 +229,20 @@ class McpPool:
                     retry_job = None
                 log.warning("MCP session %d could not start (%s); retrying in %.2f s", index, _describe(e), backoff)
                 log.debug("MCP session %d start failure", index, exc_info=e)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, self.RESTART_BACKOFF_MAX_S if retry_job else 10.0)
+                if retry_job is None and self._live == 0:
+                    # No session is serving: a new call starts the next attempt at once
+                    # instead of queueing behind a backoff that has grown to seconds.
+                    try:
+                        job = await asyncio.wait_for(self._jobs.get(), backoff)
+                    except asyncio.TimeoutError:
+                        job = None
+                    if job is not None:
+                        retry_job = None if job.future.done() else job
+                        backoff = self.RESTART_BACKOFF_S
+                        continue
+                else:
+                    await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, self.RESTART_BACKOFF_MAX_S if retry_job else self.IDLE_BACKOFF_MAX_S)
 
     async def _run(self, client: Client, job: _Job, *, retried: bool) -> bool:
         """Run one job; True when the session turned out to be dead."""

@@ -144,3 +144,29 @@ async def test_restarts_that_keep_failing_end_in_unavailable_before_the_deadline
         assert time.monotonic() - started < 4.0
     finally:
         await pool.close()
+
+
+@on_session_loop
+async def test_after_a_long_outage_the_next_call_restarts_at_once(tmp_path) -> None:
+    """No session serves and the idle backoff has grown: a new call must not
+    wait it out (it would time out), it starts the next attempt itself."""
+    import asyncio
+    import time
+
+    tag, gate = f"flaky-{uuid.uuid4().hex[:8]}", tmp_path / "fail-until"
+    pool = McpPool(_flaky_start_command(gate, tag), size=1, call_timeout_s=2.0)
+    pool.RESTART_BACKOFF_S = 5.0               # the idle wait after a failed start
+    await pool.start()
+    try:
+        gate.write_text(str(time.time() + 600))
+        for pid in pids_with(tag):
+            os.kill(pid, signal.SIGKILL)
+        with pytest.raises((McpUnavailable, McpTimeout)):
+            await search(pool, QUESTION, 1, None)   # the outage: this call fails
+        await asyncio.sleep(0.5)                    # the worker now waits out its 5 s backoff
+        gate.write_text("0")                        # the index server can start again
+        started = time.monotonic()
+        passages = await search(pool, QUESTION, 1, None)
+        assert passages[0].anchor == "backpressure" and time.monotonic() - started < 2.0
+    finally:
+        await pool.close()
