@@ -56,10 +56,16 @@ class _Snapshot:
     lexical: lexical.Lexical                 # BM25 postings by row
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
-        sorted_ids = self.ids[self.id_order]
-        positions = np.searchsorted(sorted_ids, chunk_ids)
-        positions = np.clip(positions, 0, max(len(sorted_ids) - 1, 0))
-        return self.id_order[positions]
+        return _rows_of(self.ids, self.id_order, chunk_ids)
+
+
+def _rows_of(ids: np.ndarray, id_order: np.ndarray, chunk_ids: np.ndarray) -> np.ndarray:
+    """Rows of `chunk_ids` in `ids` (id_order = argsort(ids)); -1 for an id not there."""
+    if not len(ids):
+        return np.full(len(chunk_ids), -1, dtype=np.int64)
+    sorted_ids = ids[id_order]
+    positions = np.clip(np.searchsorted(sorted_ids, chunk_ids), 0, len(ids) - 1)
+    return np.where(sorted_ids[positions] == chunk_ids, id_order[positions], -1)
 
 
 class Index:
@@ -197,7 +203,7 @@ class Index:
         ids = np.array([row[0] for row in found], dtype=np.int64)
         values = np.array([row[1] for row in found], dtype=np.float64)
         rows = snapshot.rows_of(ids)
-        present = snapshot.ids[rows] == ids
+        present = rows >= 0
         return rows[present], values[present]
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
@@ -364,7 +370,7 @@ class Index:
         names = frozenset(name for (name,) in self._conn.execute("SELECT DISTINCT collection FROM documents"))
         id_order = np.argsort(ids, kind="stable")
         return _Snapshot(version, ids, matrix, slices, names, id_order,
-                         lexical.Lexical.load(self._conn, ids, id_order))
+                         lexical.Lexical.load(self._conn, ids, lambda wanted: _rows_of(ids, id_order, wanted)))
 
     def _require_collection(self, collection: str) -> None:
         exists = self._conn.execute("SELECT 1 FROM documents WHERE collection = ? LIMIT 1",

@@ -28,7 +28,8 @@ from .textsearch import index_text
 EMBED_FLUSH_CHUNKS = 256    # embed and write once this many chunks are pending
 # Chunks embedded at once while ingesting, one ORT thread each (queries use one in
 # all): one per usable core, at most 8.
-INGEST_WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+_USABLE_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+INGEST_WORKERS = max(1, min(8, _USABLE_CORES))
 
 
 @dataclass

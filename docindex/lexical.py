@@ -18,8 +18,7 @@ per (term, chunk)), so they are read once per index version through
 - a term FTS5 splits into several tokens (`max_ongoing_requests`) is a
   phrase: postings carry no positions, so its rows and scores come from FTS5
   itself (a MATCH on that phrase alone: adjacent tokens are selective, so it
-  is cheap), and the ranking equals FTS5's for every query. Without that
-  callback a phrase matches the rows holding all its tokens (no adjacency).
+  is cheap), and the ranking equals FTS5's for every query.
 
 Memory: ~6 bytes per distinct (term, chunk) pair + 4 bytes per chunk
 (20k chunks ≈ 8 MB). Loading reads every token instance once: 0.3 s at 20k.
@@ -66,9 +65,10 @@ class Lexical:
     chunk_ids: np.ndarray      # int64 chunk id per row (ties rank by it)
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray, id_order: np.ndarray) -> "Lexical":
+    def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray,
+             rows_of: Callable[[np.ndarray], np.ndarray]) -> "Lexical":
         """Inside the caller's read transaction. `chunk_ids` are the snapshot's
-        rows (with `id_order` = argsort(chunk_ids)); FTS5 rows without one are dropped."""
+        rows; `rows_of` maps chunk ids to them (-1: none, and the FTS5 row is dropped)."""
         terms: list[str] = []
         counts: list[int] = []
         joined: list[str] = []
@@ -87,10 +87,7 @@ class Lexical:
         if len(docs) != sum(counts):
             raise ValueError("fts5vocab postings did not parse")
         term_of = np.repeat(np.arange(len(terms), dtype=np.int32), counts)
-        # chunk id → snapshot row (-1 when the chunk has no vector row)
-        sorted_ids = chunk_ids[id_order]
-        pos = np.clip(np.searchsorted(sorted_ids, docs), 0, n_rows - 1)
-        rows = np.where(sorted_ids[pos] == docs, id_order[pos], -1)
+        rows = rows_of(docs)
         lengths = np.bincount(rows[rows >= 0], minlength=n_rows).astype(np.float32)
         keep = rows >= 0
         term_of, rows = term_of[keep], rows[keep]
@@ -113,32 +110,21 @@ class Lexical:
         a, b = self.offsets[t], self.offsets[t + 1]
         return self.rows[a:b], self.tf[a:b]
 
-    def phrase_postings(self, tokens: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-        rows, tf = self.postings(tokens[0])
-        for token in tokens[1:]:
-            if not len(rows):
-                break
-            other_rows, other_tf = self.postings(token)
-            common, i, j = np.intersect1d(rows, other_rows, assume_unique=True, return_indices=True)
-            rows, tf = common, np.minimum(tf[i], other_tf[j])
-        return rows, tf
-
     def scores(self, phrases: list[tuple[str, ...]], start: int, end: int, limit: int,
-               phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None,
-               ) -> tuple[np.ndarray, np.ndarray]:
+               phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """(rows, scores) of the best `limit` rows in [start, end) matching any
         phrase, best first (equal scores: ascending chunk id); scores positive
-        (FTS5's bm25() negated). `phrase_scores(i)`, when given, returns
-        (rows, scores) for the multi-token phrase `phrases[i]` from FTS5."""
+        (FTS5's bm25() negated). `phrase_scores(i)` returns (rows, scores)
+        for the multi-token phrase `phrases[i]`, from FTS5."""
         acc = np.zeros(len(self.norm), dtype=np.float64)
         for i, tokens in enumerate(phrases):
             if not tokens:
                 continue
-            if len(tokens) > 1 and phrase_scores is not None:
+            if len(tokens) > 1:
                 rows, values = phrase_scores(i)
                 acc[rows] += values
                 continue
-            rows, tf = self.phrase_postings(tokens)
+            rows, tf = self.postings(tokens[0])
             hits = len(rows)
             if not hits:
                 continue

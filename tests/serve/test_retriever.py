@@ -1,9 +1,11 @@
 """The Retriever's MCP pool against the stub index server (real stdio subprocesses)."""
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
+import time
 import uuid
 
 import pytest
@@ -100,73 +102,65 @@ async def test_a_command_that_cannot_start_fails_at_start() -> None:
         await pool.start()
 
 
-def _flaky_start_command(gate: os.PathLike, tag: str) -> list[str]:
-    """The stub server, except that it exits at once while `gate` holds a
-    future time: a restart that keeps failing for a while (seen in Ray
-    replicas right after a server was SIGKILLed)."""
-    code = ("import os, sys, time; g = sys.argv[1]; "
-            "t = float(open(g).read()) if os.path.exists(g) else 0.0; "
-            "sys.exit(1) if time.time() < t else os.execv(sys.executable, [sys.executable] + sys.argv[2:])")
-    return [sys.executable, "-c", code, str(gate)] + stub_command(tag)[1:]
+class _FlakyServer:
+    """A pool of one session over the stub server, whose restarts fail while
+    the gate file holds a future time (seen in Ray replicas right after a
+    server was SIGKILLed)."""
+
+    def __init__(self, tmp_path, **pool_options) -> None:
+        self.tag, self.gate = f"flaky-{uuid.uuid4().hex[:8]}", tmp_path / "fail-until"
+        code = ("import os, sys, time; g = sys.argv[1]; "
+                "t = float(open(g).read()) if os.path.exists(g) else 0.0; "
+                "sys.exit(1) if time.time() < t else os.execv(sys.executable, [sys.executable] + sys.argv[2:])")
+        command = [sys.executable, "-c", code, str(self.gate)] + stub_command(self.tag)[1:]
+        self.pool = McpPool(command, size=1, **pool_options)
+
+    def crash(self, restarts_fail_for_s: float) -> None:
+        """Kill the running server; starts fail for the given seconds from now."""
+        self.gate.write_text(str(time.time() + restarts_fail_for_s))
+        for pid in pids_with(self.tag):
+            os.kill(pid, signal.SIGKILL)
+
+    def recover(self) -> None:
+        self.gate.write_text("0")
+
+    async def __aenter__(self) -> "_FlakyServer":
+        await self.pool.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.pool.close()
 
 
 @on_session_loop
 async def test_a_waiting_call_outlasts_restarts_that_fail_for_a_while(tmp_path) -> None:
-    import time
-
-    tag, gate = f"flaky-{uuid.uuid4().hex[:8]}", tmp_path / "fail-until"
-    pool = McpPool(_flaky_start_command(gate, tag), size=1, call_timeout_s=20.0)
-    await pool.start()
-    try:
-        gate.write_text(str(time.time() + 1.5))     # ~4 failed starts at 0.25-1 s backoff
-        for pid in pids_with(tag):
-            os.kill(pid, signal.SIGKILL)
-        passages = await search(pool, QUESTION, 1, None)
-        assert passages[0].anchor == "backpressure" and pool.restarts >= 3
-    finally:
-        await pool.close()
+    async with _FlakyServer(tmp_path, call_timeout_s=20.0) as server:
+        server.crash(restarts_fail_for_s=1.5)       # ~4 failed starts at 0.25-1 s backoff
+        passages = await search(server.pool, QUESTION, 1, None)
+        assert passages[0].anchor == "backpressure" and server.pool.restarts >= 3
 
 
 @on_session_loop
 async def test_restarts_that_keep_failing_end_in_unavailable_before_the_deadline(tmp_path) -> None:
-    import time
-
-    tag, gate = f"flaky-{uuid.uuid4().hex[:8]}", tmp_path / "fail-until"
-    pool = McpPool(_flaky_start_command(gate, tag), size=1, call_timeout_s=4.0)
-    await pool.start()
-    try:
-        gate.write_text(str(time.time() + 600))
-        for pid in pids_with(tag):
-            os.kill(pid, signal.SIGKILL)
+    async with _FlakyServer(tmp_path, call_timeout_s=4.0) as server:
+        server.crash(restarts_fail_for_s=600)
         started = time.monotonic()
         with pytest.raises(McpUnavailable, match="could not be restarted"):
-            await search(pool, QUESTION, 1, None)
+            await search(server.pool, QUESTION, 1, None)
         assert time.monotonic() - started < 4.0
-    finally:
-        await pool.close()
 
 
 @on_session_loop
 async def test_after_a_long_outage_the_next_call_restarts_at_once(tmp_path) -> None:
     """No session serves and the idle backoff has grown: a new call must not
     wait it out (it would time out), it starts the next attempt itself."""
-    import asyncio
-    import time
-
-    tag, gate = f"flaky-{uuid.uuid4().hex[:8]}", tmp_path / "fail-until"
-    pool = McpPool(_flaky_start_command(gate, tag), size=1, call_timeout_s=2.0)
-    pool.RESTART_BACKOFF_S = 5.0               # the idle wait after a failed start
-    await pool.start()
-    try:
-        gate.write_text(str(time.time() + 600))
-        for pid in pids_with(tag):
-            os.kill(pid, signal.SIGKILL)
+    async with _FlakyServer(tmp_path, call_timeout_s=2.0) as server:
+        server.pool.RESTART_BACKOFF_S = 5.0         # the idle wait after a failed start
+        server.crash(restarts_fail_for_s=600)
         with pytest.raises((McpUnavailable, McpTimeout)):
-            await search(pool, QUESTION, 1, None)   # the outage: this call fails
+            await search(server.pool, QUESTION, 1, None)   # the outage: this call fails
         await asyncio.sleep(0.5)                    # the worker now waits out its 5 s backoff
-        gate.write_text("0")                        # the index server can start again
+        server.recover()                            # the index server can start again
         started = time.monotonic()
-        passages = await search(pool, QUESTION, 1, None)
+        passages = await search(server.pool, QUESTION, 1, None)
         assert passages[0].anchor == "backpressure" and time.monotonic() - started < 2.0
-    finally:
-        await pool.close()
