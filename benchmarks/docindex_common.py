@@ -11,7 +11,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
-CORPORA = REPO.parent / "shared" / "corpora"
+CORPORA = REPO / "corpora"
 
 
 def machine() -> dict:

@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/docindex_ingest.py --quick    # cmcp only → results/docindex_ingest_cmcp.*
     .venv/bin/python benchmarks/docindex_ingest.py --noop-only   # → results/docindex_ingest_noop.*
 
-1. cmcp (../shared/corpora/cmcp, 35 files): a fresh ingest with the default
+1. cmcp (corpora/cmcp, 35 files): a fresh ingest with the default
    embedder (chunks/s), then a no-op re-ingest.
 2. A larger real corpus assembled from documentation found on this machine:
    every Markdown file under site-packages, pyenv, /usr/share/doc,

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/docindex_retrieval_quality.py [--cmcp-db FILE] [--salon-db FILE]
 
 Two labelled sets:
-* salon-zh: the corpus's own 8 Chinese queries (../shared/corpora/salon-zh/eval/
+* salon-zh: the corpus's own 8 Chinese queries (corpora/salon-zh/eval/
   datasets/salon_retrieval.jsonl). Their expected sources name PDFs generated
   from the same-named .md files, so sources are compared by file stem.
 * cmcp: 20 questions written for this project from reading the cmcp docs

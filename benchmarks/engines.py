@@ -6,7 +6,7 @@
 Model: SmolLM2-135M-Instruct (Q4_1 GGUF for llama.cpp; the same weights
 dequantized to a bfloat16 Hugging Face folder for vLLM, converted and cached
 before the timer starts). Prompt: `deployments.prompt.build_prompt` over
-passages from the dev corpus (../shared/corpora/cmcp/docs), ~1k tokens; each
+passages from the dev corpus (corpora/cmcp/docs), ~1k tokens; each
 request gets its own random fence nonce, so only the system rules are a shared
 prefix (as in production: different sources per question).
 
@@ -39,7 +39,7 @@ from deployments.engines.base import GenParams  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
 from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpora" / "cmcp" / "docs"
+CORPUS = ROOT / "corpora" / "cmcp" / "docs"
 RESULTS = ROOT / "benchmarks" / "results"
 QUESTION = "How does crag-mcp rank passages and which scores does it report?"
 MAX_TOKENS = 128

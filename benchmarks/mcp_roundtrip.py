@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/mcp_roundtrip.py [--chunks 20000] [--calls 500] [--out benchmarks/results/mcp_roundtrip.md]
 
-1. Index ../shared/corpora/cmcp with the real embedder (once; kept in --workdir).
+1. Index corpora/cmcp with the real embedder (once; kept in --workdir).
 2. Scale it up to --chunks by copying its documents under new source names:
    each copy drops a different ~15% of the words of every chunk (text and
    BM25 body) and jitters the vector slightly, so BM25 posting lists and the
@@ -35,7 +35,7 @@ import anyio
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpora" / "cmcp"
+CORPUS = REPO / "corpora" / "cmcp"
 
 QUESTIONS = [
     "how do I register a tool with an input schema",

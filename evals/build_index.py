@@ -1,14 +1,14 @@
 """Build the eval index from the locked corpus (evals/corpus.lock).
 
 The corpus is cMCP's markdown documentation at a pinned commit. The files
-come from a local copy (default: ../shared/corpora/cmcp beside the checkout)
+come from a local copy (default: corpora/cmcp beside the checkout)
 or from a git checkout of https://github.com/Simon-oid/cMCP; either way every
 locked file's sha256 is verified first, and only the locked files are staged
 (into <db folder>/eval-corpus/) and ingested, so a checkout's other files
 never enter the index and sources are the locked paths, relative to the
 corpus root, exactly as cases.jsonl names them.
 
-    python -m evals.build_index                         # var/eval.db from ../shared/corpora/cmcp
+    python -m evals.build_index                         # var/eval.db from corpora/cmcp
     python -m evals.build_index --git-checkout ~/src/cMCP --db var/eval.db
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from evals.cases import load_cases
 EVALS_DIR = Path(__file__).resolve().parent
 LOCK_PATH = EVALS_DIR / "corpus.lock"
 REPO_ROOT = EVALS_DIR.parent
-DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "corpora" / "cmcp"
+DEFAULT_SOURCE = REPO_ROOT / "corpora" / "cmcp"
 
 
 class CorpusError(RuntimeError):

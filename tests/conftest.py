@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"      # ../shared/corpora beside the checkout (CI too)
+CORPORA = REPO / "corpora"      # corpora/ in the repository (MIT, see corpora/README.md)
 CMCP = CORPORA / "cmcp"
 
 
 @pytest.fixture(scope="session")
 def cmcp_index(tmp_path_factory) -> Path:
-    """An index of ../shared/corpora/cmcp (collection "cmcp", real MiniLM embedder), built once per session.
+    """An index of corpora/cmcp (collection "cmcp", real MiniLM embedder), built once per session.
 
     Returns the database path. Treat it as read-only: other tests share it.
     """

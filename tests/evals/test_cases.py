@@ -11,8 +11,7 @@ from evals.build_index import LOCK_PATH, load_lock, sha256_file, verify_corpus
 from evals.cases import CaseError, load_cases, parse_case
 from evals.metrics import fact_present
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "cmcp"
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="dev corpus ../shared/corpora/cmcp not present")
+CORPUS = Path(__file__).resolve().parents[2] / "corpora" / "cmcp"
 
 
 def test_case_file_meets_the_issue_minimums():
@@ -55,14 +54,12 @@ def test_changing_a_case_changes_its_sha_but_not_its_id():
     assert parse_case(raw).sha != parse_case({**raw, "question": "Capital of Spain?"}).sha
 
 
-@needs_corpus
 def test_lock_matches_the_dev_corpus():
     verify_corpus(CORPUS, load_lock())
     lock = json.loads(LOCK_PATH.read_text())
     assert len(lock["files"]) == len(list(CORPUS.rglob("*.md")))
 
 
-@needs_corpus
 def test_each_key_fact_occurs_in_a_labelled_source_of_the_case():
     """Labels hold: some labelled file states each key fact (else the label is wrong)."""
     texts = {rel: (CORPUS / rel).read_text(encoding="utf-8") for rel in load_lock()["files"]}
@@ -72,7 +69,6 @@ def test_each_key_fact_occurs_in_a_labelled_source_of_the_case():
             assert any(fact_present(texts[p], fact) for p in labelled), (case.id, fact)
 
 
-@needs_corpus
 def test_a_changed_corpus_file_is_reported(tmp_path):
     lock = load_lock()
     for rel in list(lock["files"])[:2]:

@@ -1,6 +1,6 @@
 """Replay crag-mcp's recorded wire transcripts against `docindex serve-mcp`.
 
-The "in" frames of each transcript in ../shared/conformance/crag-mcp/ are
+The "in" frames of each transcript in tests/data/crag-mcp/ are
 written, byte for byte, to the server's stdin; every stdout line must be a
 JSON-RPC message, and each response must have the shape crag-mcp's had
 (same keys and value types; argument errors word for word).
@@ -20,10 +20,9 @@ import pytest
 
 from .conftest import REPO
 
-TRANSCRIPTS = REPO.parent / "shared" / "conformance" / "crag-mcp"
+TRANSCRIPTS = REPO / "tests" / "data" / "crag-mcp"
 pytestmark = [
     pytest.mark.timeout(300),
-    pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"no transcripts at {TRANSCRIPTS}"),
 ]
 
 

@@ -32,7 +32,7 @@ from serve_app.local import LocalPipeline, build_local_pipeline  # noqa: E402
 from serve_app.pipeline import Busy  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
-CORPUS_DOC = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "cmcp" / "tools" / "crag-mcp"
+CORPUS_DOC = Path(__file__).resolve().parents[2] / "corpora" / "cmcp" / "tools" / "crag-mcp"
 API_KEY = "web-test-key"
 QUESTION = "How does crag-mcp rank the passages it returns?"
 OFF_TOPIC = "What is a good recipe for banana bread?"
