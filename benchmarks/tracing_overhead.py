@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from serve_app import tracing  # noqa: E402
+from deployments import tracing  # noqa: E402
 
 
 _RECEIVER = """

@@ -16,7 +16,7 @@ from ray import serve
 
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
-from serve_app import tracing
+from deployments import tracing
 
 SPAN = "citations.check"
 

@@ -2,6 +2,7 @@
 
 AskdocsError
 ├─ ConfigError            bad settings / YAML args; raised at start-up, never per request
+├─ Busy                   a downstream deployment is at capacity (HTTP 503, stage "capacity")
 ├─ RetrievalError         the index could not be searched (stage "retrieval")
 │  ├─ McpUnavailable      the MCP server died and a restart did not help
 │  └─ McpTimeout          a call exceeded the per-call timeout
@@ -24,6 +25,16 @@ class AskdocsError(Exception):
 
 class ConfigError(AskdocsError):
     """Settings or application args are invalid; raised at start-up."""
+
+
+class Busy(AskdocsError):
+    """A downstream deployment is at capacity (its queue is full): HTTP 503."""
+
+    stage = "capacity"
+
+    def __init__(self, message: str = "at capacity", *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class RetrievalError(AskdocsError):

@@ -13,7 +13,7 @@ from typing import Sequence
 from ray import serve
 
 from deployments.passage import Passage
-from serve_app import tracing
+from deployments import tracing
 
 SPAN = "gate.decide"
 

@@ -21,7 +21,7 @@ from deployments.engines.base import Delta, Engine, EngineSpec, GenParams, Promp
 from deployments.engines.registry import engine_class
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
 from deployments.logs import use_serve_logging
-from serve_app import tracing
+from deployments import tracing
 
 log = logging.getLogger("askdocs.generator")
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -39,7 +38,7 @@ from ray import serve
 from deployments.errors import McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
 from deployments.passage import Passage
 from deployments.logs import use_serve_logging
-from serve_app import tracing
+from deployments import tracing
 
 log = logging.getLogger("askdocs.retriever")
 
@@ -48,10 +47,6 @@ _CRAG_ITEM = re.compile(
     r"^\[cos\s+(?P<cos>-?[\d.]+)\s+bm25\s+(?P<bm25>-?[\d.]+)\s+fusion\s+(?P<fusion>-?[\d.]+)\]\s*(?P<source>[^\n]*)\n?(?P<text>.*)$",
     re.S,
 )
-
-
-def default_command(db: str) -> list[str]:
-    return [sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", db]
 
 
 # ---------------------------------------------------------------- parsing
@@ -272,7 +267,7 @@ async def search(pool: McpPool, question: str, k: int, collection: str | None,
                  trace: dict[str, str] | None = None) -> list[Passage]:
     """`crag_search` without a collection (the portable contract), docindex's
     `search` with one (crag_search has no collection argument). `trace` is the
-    caller's span carrier (serve_app.tracing.inject): the MCP call's span hangs
+    caller's span carrier (deployments.tracing.inject): the MCP call's span hangs
     under it."""
     tool, arguments = (("search", {"query": question, "k": k, "collection": collection}) if collection
                        else ("crag_search", {"query": question, "k": k}))

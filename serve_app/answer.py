@@ -25,10 +25,10 @@ from opentelemetry.trace import Span
 
 from deployments.citations import CheckResult
 from deployments.engines.base import GenParams
-from deployments.errors import AskdocsError, EngineError, RetrievalError, UnknownCollection
+from deployments.errors import AskdocsError, Busy, EngineError, RetrievalError, UnknownCollection
 from deployments.prompt import REFUSAL_SENTENCE, build_prompt
-from serve_app import tracing
-from serve_app.pipeline import Busy, Pipeline
+from deployments import tracing
+from serve_app.pipeline import Pipeline
 from serve_app.protocol import (AskRequest, DoneEvent, ErrorEvent, Event, SourceOut, SourcesEvent, Timings,
                                 TokenEvent, UsageOut)
 from serve_app.settings import Settings

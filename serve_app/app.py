@@ -22,7 +22,7 @@ from deployments.gate import Gate
 from deployments.generator import Generator
 from deployments.retriever import Retriever
 from deployments.logs import use_serve_logging
-from serve_app import tracing
+from deployments import tracing
 from serve_app.handles import HandlePipeline
 from serve_app.ingress import create_app
 from serve_app.settings import Settings

@@ -20,10 +20,10 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, GenParams, Prompt
-from deployments.errors import AskdocsError
+from deployments.errors import AskdocsError, Busy
 from deployments.gate import GateDecision
 from deployments.passage import Passage
-from serve_app.pipeline import Busy, Carrier
+from serve_app.pipeline import Carrier
 
 
 def _causes(e: BaseException):

@@ -26,9 +26,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from deployments.errors import UnknownCollection
+from deployments.errors import Busy, UnknownCollection
 from serve_app.answer import answer_events, new_trace_id
-from serve_app.pipeline import Busy, Pipeline
+from serve_app.pipeline import Pipeline
 from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
                                 SourcesEvent, TokenEvent, sse)
 from serve_app.settings import Settings

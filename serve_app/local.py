@@ -27,7 +27,7 @@ from deployments.gate import GateDecision
 from deployments.generator import RetryPolicy, make_engine, traced_generate
 from deployments.passage import Passage
 from deployments.retriever import McpPool
-from serve_app import tracing
+from deployments import tracing
 from serve_app.pipeline import Carrier
 from serve_app.settings import Settings
 

@@ -6,7 +6,7 @@ deployment logic called in-process: tests, the in-process benchmark, running
 the ingress under plain uvicorn).
 
 Tracing: a pipeline that sets `propagates_trace = True` accepts a keyword
-`trace` (a small `serve_app.tracing.inject` carrier) on search/decide/stream/
+`trace` (a small `deployments.tracing.inject` carrier) on search/decide/stream/
 check and opens its own spans under it. The answer path sends it only to such
 pipelines, so simpler pipelines (test doubles) keep working untraced below
 the ingress's own spans.
@@ -17,22 +17,12 @@ from typing import Any, AsyncIterator, Protocol
 
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, GenParams, Prompt
-from deployments.errors import AskdocsError
+from deployments.errors import Busy as Busy  # re-exported: it lived here before
 from deployments.gate import GateDecision
 from deployments.passage import Passage
 
 
-class Busy(AskdocsError):
-    """A downstream deployment is at capacity (its queue is full): HTTP 503."""
-
-    stage = "capacity"
-
-    def __init__(self, message: str = "at capacity", *, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-Carrier = dict[str, str]   # {"traceparent": ...}, see serve_app.tracing.inject
+Carrier = dict[str, str]   # {"traceparent": ...}, see deployments.tracing.inject
 
 
 class Pipeline(Protocol):

@@ -6,6 +6,7 @@ k range) are fixed by DESIGN.md §4 and live in `serve_app/protocol.py`.
 """
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -14,7 +15,11 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from deployments.engines.base import EngineSpec
 from deployments.generator import RetryPolicy
 from deployments.prompt import PromptLimits
-from deployments.retriever import default_command
+
+
+def default_command(db: str) -> list[str]:
+    """The MCP server the Retriever starts when `mcp_command` is not set."""
+    return [sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", db]
 
 
 class Settings(BaseSettings):
@@ -120,7 +125,7 @@ class Settings(BaseSettings):
     @field_validator("otel_endpoint", mode="before")
     @classmethod
     def _blank_endpoint_is_none(cls, value: Any) -> Any:
-        # `ASKDOCS_OTEL_ENDPOINT=` (set but empty) means off, as in serve_app.tracing.
+        # `ASKDOCS_OTEL_ENDPOINT=` (set but empty) means off, as in deployments.tracing.
         return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")

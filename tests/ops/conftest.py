@@ -6,7 +6,7 @@ from typing import Iterator
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from serve_app import tracing
+from deployments import tracing
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""serve_app.tracing: the span tree of one answer, across a process boundary."""
+"""deployments.tracing: the span tree of one answer, across a process boundary."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from serve_app import tracing
+from deployments import tracing
 from tests.ops.otlp_receiver import OtlpReceiver
 
 REPO = Path(__file__).resolve().parents[2]
@@ -210,7 +210,7 @@ def test_endpoint_from_env_ignores_blank(monkeypatch: pytest.MonkeyPatch) -> Non
 _REPLICA = textwrap.dedent(
     """
     import json, sys
-    from serve_app import tracing
+    from deployments import tracing
     tracing.setup_tracing("askdocs-retriever", sys.argv[1])
     with tracing.child_span("tools/call crag_search", tracing.extract(json.loads(sys.argv[2]))):
         pass

@@ -18,7 +18,7 @@ from opentelemetry.trace import StatusCode
 
 from deployments.generator import make_engine
 from deployments.retriever import McpPool
-from serve_app import tracing
+from deployments import tracing
 from serve_app.answer import answer_events, new_trace_id
 from serve_app.local import LocalPipeline
 from serve_app.protocol import AskRequest, DoneEvent, ErrorEvent, Event

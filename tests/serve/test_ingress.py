@@ -9,11 +9,10 @@ from typing import Any, AsyncIterator
 import httpx
 import pytest
 
-from deployments.errors import McpUnavailable
+from deployments.errors import Busy, McpUnavailable
 from deployments.prompt import REFUSAL_SENTENCE
 from serve_app.ingress import create_app
 from serve_app.local import LocalPipeline
-from serve_app.pipeline import Busy
 from tests.serve.conftest import fake_settings
 from tests.serve.sse import parse_sse
 

@@ -29,7 +29,7 @@ from starlette.applications import Starlette  # noqa: E402
 from docindex.ingest import ingest  # noqa: E402
 from serve_app.ingress import create_app  # noqa: E402
 from serve_app.local import LocalPipeline, build_local_pipeline  # noqa: E402
-from serve_app.pipeline import Busy  # noqa: E402
+from deployments.errors import Busy  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 CORPUS_DOC = Path(__file__).resolve().parents[2] / "corpora" / "cmcp" / "tools" / "crag-mcp"
