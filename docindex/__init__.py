@@ -3,6 +3,7 @@
     extract.py     files → blocks (headings, paragraphs, code): Markdown, text, HTML, PDF
     chunking.py    blocks → chunks: heading paths, GitHub slugs, token-sized pieces with overlap
     embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)
+    minilm.py      the default embedder: the re-quantized MiniLM when it passes quantize.py's check
     textsearch.py  FTS5 text: jieba for CJK, stopwords, quoted MATCH expressions
     store.py       the SQLite schema, opening with checks, ingest's writes
     ingest.py      paths → one transaction (unchanged / changed / removed by SHA-256)

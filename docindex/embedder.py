@@ -15,10 +15,8 @@ another process shares the cores.
 """
 from __future__ import annotations
 
-import functools
 import importlib.util
 import logging
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -166,26 +164,3 @@ class OnnxEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-
-
-_lock = threading.Lock()
-
-
-@functools.cache
-def _cached_default(threads: int, workers: int) -> OnnxEmbedder:
-    from .quantize import best_model_path
-
-    model = best_model_path()
-    batch = BATCH_SIZE_FP32 if model == shipped_model_path() else BATCH_SIZE_QUANTIZED
-    return OnnxEmbedder(model, tokenizer_path(), threads=threads, workers=workers, batch_size=batch)
-
-
-def default_embedder(threads: int = 1, workers: int = 1) -> Embedder:
-    """The MiniLM embedder, one per (intra-op threads, parallel batches) per process.
-
-    Uses the per-channel re-quantized model when it has been (or can be) built
-    and passed the fidelity check, else the shipped file; both are the same
-    model (cosine >= 0.99), so they share one name in the index.
-    """
-    with _lock:
-        return _cached_default(threads, workers)

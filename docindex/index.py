@@ -25,7 +25,8 @@ import numpy as np
 
 from . import lexical, store
 from .chunking import PATH_SEPARATOR
-from .embedder import MODEL_DIM, MODEL_NAME, Embedder, default_embedder
+from .embedder import MODEL_DIM, MODEL_NAME, Embedder
+from .minilm import default_embedder
 from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
 from .textsearch import cjk_share, match_expression, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, Section

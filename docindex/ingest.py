@@ -19,7 +19,8 @@ from pathlib import Path
 
 from . import store
 from .chunking import Chunk, chunk_blocks
-from .embedder import MODEL_DIM, MODEL_NAME, Embedder, default_embedder
+from .embedder import MODEL_DIM, MODEL_NAME, Embedder
+from .minilm import default_embedder
 from .errors import IngestError, InputError, StoreError
 from .hashing import sha256_file
 from .extract import READERS, UnreadableFile, extract, supported

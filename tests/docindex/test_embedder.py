@@ -8,7 +8,8 @@ import pytest
 
 from docindex import quantize
 from docindex.hashing import sha256_file
-from docindex.embedder import MAX_TOKENS, OnnxEmbedder, default_embedder, shipped_model_path, tokenizer_path
+from docindex.embedder import MAX_TOKENS, OnnxEmbedder, shipped_model_path, tokenizer_path
+from docindex.minilm import default_embedder
 
 
 @pytest.fixture(scope="module")
