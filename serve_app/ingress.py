@@ -25,6 +25,7 @@ from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from deployments.errors import Busy, UnknownCollection
 from serve_app.answer import answer_events, new_trace_id
@@ -201,9 +202,9 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
             if stream:
                 head = await cancel_on_disconnect(request, _head_until_first_token(events))
                 handed_over = True
-                return StreamingResponse(_sse_body(head, events, admission), media_type="text/event-stream",
-                                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
-                                                  "X-Trace-Id": trace_id})
+                return _AnswerStream(head, events, admission,
+                                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+                                              "X-Trace-Id": trace_id})
             collected = await cancel_on_disconnect(request, _collect(events))
             status, envelope = _envelope(collected)
             return JSONResponse(envelope.model_dump(), status_code=status, headers={"X-Trace-Id": trace_id})
@@ -272,17 +273,35 @@ async def _collect(events: AsyncIterator[Event]) -> list[Event]:
     return [event async for event in events]
 
 
-async def _sse_body(head: list[Event], events: AsyncIterator[Event], admission: Admission) -> AsyncIterator[bytes]:
-    try:
-        for event in head:
-            yield sse(event)
-        if head and isinstance(head[-1], (DoneEvent, ErrorEvent)):
-            return
-        async for event in events:
-            yield sse(event)
-    finally:
-        await events.aclose()      # client gone mid-stream: cancels generation
-        admission.leave()
+class _AnswerStream(StreamingResponse):
+    """The SSE answer; it owns the admission slot until the response ends, on
+    every path. Starlette never starts the body generator when sending the
+    response start raises (a spec-2.4 server once the client is gone), and
+    leaves it suspended when a later send raises, so cleanup lives here."""
+
+    def __init__(self, head: list[Event], events: AsyncIterator[Event], admission: Admission,
+                 headers: dict[str, str]) -> None:
+        super().__init__(_sse_body(head, events), media_type="text/event-stream", headers=headers)
+        self._events = events
+        self._admission = admission
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            try:
+                await self._events.aclose()    # client gone mid-stream: cancels generation
+            finally:
+                self._admission.leave()
+
+
+async def _sse_body(head: list[Event], events: AsyncIterator[Event]) -> AsyncIterator[bytes]:
+    for event in head:
+        yield sse(event)
+    if head and isinstance(head[-1], (DoneEvent, ErrorEvent)):
+        return
+    async for event in events:
+        yield sse(event)
 
 
 def _openapi() -> dict[str, Any]:
