@@ -2,6 +2,7 @@
 
 Library errors become one-line CLI errors only here (click.ClickException:
 "Error: …" on stderr, exit code 1); a usage error exits 2. No tracebacks.
+`ingest` exits 3 when it finished but skipped files (each reported on stderr).
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import click
 
 from .errors import DocindexError
+
+EXIT_SKIPPED = 3
 
 
 def _db_option(exists: bool):
@@ -39,28 +42,50 @@ def main() -> None:
     """Build, search and inspect a hybrid (dense + BM25) document index."""
 
 
-@main.command()
+@main.command(epilog="""\b
+Exit status:
+  0  every file was ingested or is unchanged
+  3  done, but some files were skipped (each on stderr: "skipped PATH: reason")
+  1  nothing written: a bad path, no file that can be ingested, not an index,
+     another ingest writing the same index, or interrupted
+  2  usage error (an unknown option, a missing argument)""")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_db_option(exists=False)
 @click.option("--collection", "-c", required=True, help="Collection to bring in line with PATHS.")
 @click.option("--dry-run", is_flag=True, help="List what would change; write nothing.")
 @click.option("--force", is_flag=True, help="Re-chunk and re-embed every file, changed or not.")
+@click.option("--follow-external-links", is_flag=True,
+              help="Follow symbolic links whose target is outside PATHS (by default they are skipped).")
+@click.option("--max-file-mb", type=click.FloatRange(min=0, min_open=True), default=20.0, show_default=True,
+              help="Skip files larger than this, checked before reading.")
 @_library_errors
-def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, force: bool) -> None:
+def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, force: bool,
+           follow_external_links: bool, max_file_mb: float) -> None:
     """Ingest Markdown, text, HTML and PDF files under PATHS into a collection.
 
     Unchanged files (same SHA-256) are skipped, changed ones replaced, and files
     no longer under PATHS removed from the collection. The run is one
     transaction: interrupted, it leaves the previous index intact.
 
+    Only regular files are read (FIFOs, devices and sockets are skipped), links
+    leaving PATHS are not followed, and every file not ingested (unsupported
+    type, too large, unreadable) is reported on stderr; hidden files and
+    folders (a leading ".") are left out.
+
     Example:
 
         docindex ingest docs/ --db index.db --collection docs
     """
-    from .ingest import ingest as run_ingest
+    from .ingest import NothingToIngest, ingest as run_ingest
 
-    report = run_ingest(list(paths), db, collection, dry_run=dry_run, force=force,
-                        progress=sys.stderr.isatty())
+    try:
+        report = run_ingest(list(paths), db, collection, dry_run=dry_run, force=force,
+                            progress=sys.stderr.isatty(), follow_external_links=follow_external_links,
+                            max_file_bytes=max(1, int(max_file_mb * 1_000_000)))
+    except NothingToIngest as exc:
+        for skipped in exc.skipped:
+            click.echo(f"skipped {skipped}", err=True)
+        raise
     for error in report.errors:
         click.echo(f"skipped {error}", err=True)
     if dry_run:
@@ -68,6 +93,37 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
         for action, source in report.changes:
             click.echo(f"{verbs[action]:<13} {source}")
     click.echo(report.summary())
+    if report.skipped:
+        click.get_current_context().exit(EXIT_SKIPPED)
+
+
+@main.command()
+@click.argument("collection")
+@_db_option(exists=True)
+@click.option("--dry-run", is_flag=True, help="List what would be removed; write nothing.")
+@_library_errors
+def drop(collection: str, db: Path, dry_run: bool) -> None:
+    """Remove COLLECTION (its documents, chunks and vectors) from the index.
+
+    One transaction: the other collections are untouched, and running servers
+    see the index without it on their next search (the index version moves).
+    An unknown collection is an error (exit 1) that lists the existing ones.
+
+    Example:
+
+        docindex drop askdocs --db var/my.db --dry-run
+    """
+    from .store import drop_collection
+
+    dropped = drop_collection(db, collection, dry_run=dry_run)
+    if dry_run:
+        for source in dropped.sources:
+            click.echo(f"would remove  {source}")
+        click.echo(f"dry run: would drop collection {collection!r}: {dropped.documents} documents, "
+                   f"{dropped.chunks} chunks; nothing written")
+    else:
+        click.echo(f"dropped collection {collection!r}: {dropped.documents} documents, {dropped.chunks} chunks "
+                   f"(index version {dropped.index_version})")
 
 
 @main.command()

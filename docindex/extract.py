@@ -3,13 +3,21 @@
 Every format goes through the same chunker, so every reader only has to say
 where headings are and which text must not be split (code). Readers raise
 `UnreadableFile` with a one-line reason; ingest reports it and moves on.
+
+Memory per file is bounded (bounds.py): only regular files within the size
+bound are read, a PDF's text stops at MAX_PDF_TEXT_CHARS, and every block is
+cut to MAX_BLOCK_CHARS (headings to MAX_HEADING_CHARS) before chunking.
 """
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
+
+from . import bounds
+from .bounds import UnreadableFile
 
 BlockKind = Literal["heading", "para", "code"]
 
@@ -26,10 +34,6 @@ class Extracted:
     title: str | None                       # None: the caller falls back to the file name
     blocks: list[Block]
     metadata: dict = field(default_factory=dict)
-
-
-class UnreadableFile(Exception):
-    """The file cannot be read as its format says (reported, then skipped)."""
 
 
 # ---------------------------------------------------------------- markdown
@@ -190,7 +194,7 @@ def parse_html(text: str) -> Extracted:
 
 # ---------------------------------------------------------------- PDF
 
-def parse_pdf(path: Path) -> Extracted:
+def parse_pdf(data: bytes) -> Extracted:
     """Text from pypdfium2 (fast); headings from the pypdf outline where present.
 
     An outline entry becomes a heading placed where its title first appears on
@@ -199,20 +203,24 @@ def parse_pdf(path: Path) -> Extracted:
     import pypdfium2 as pdfium
 
     try:
-        pdf = pdfium.PdfDocument(str(path))
+        pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         raise UnreadableFile(f"not a readable PDF ({exc})") from None
     try:
         pages = []
+        total = 0
         for page in pdf:
             textpage = page.get_textpage()
             pages.append(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
             textpage.close()
             page.close()
+            total += len(pages[-1])
+            if total > bounds.MAX_PDF_TEXT_CHARS:    # compressed streams can expand far past the file size
+                raise UnreadableFile(f"more than {bounds.MAX_PDF_TEXT_CHARS:,} characters of text")
         meta_title = (pdf.get_metadata_dict().get("Title") or "").strip()
     finally:
         pdf.close()
-    outline = _pdf_outline(path)
+    outline = _pdf_outline(data)
     blocks: list[Block] = []
     for number, page_text in enumerate(pages):
         entries = [(title, level) for (title, page, level) in outline if page == number]
@@ -228,12 +236,12 @@ def parse_pdf(path: Path) -> Extracted:
     return Extracted(title, blocks, {"pages": len(pages)})
 
 
-def _pdf_outline(path: Path) -> list[tuple[str, int, int]]:
+def _pdf_outline(data: bytes) -> list[tuple[str, int, int]]:
     """(title, page index, level 1-6) for each outline entry; [] if none or unreadable."""
     try:
         from pypdf import PdfReader
 
-        reader = PdfReader(str(path))
+        reader = PdfReader(io.BytesIO(data))
         entries: list[tuple[str, int, int]] = []
 
         def visit(items, level: int) -> None:
@@ -256,10 +264,29 @@ def _pdf_paragraphs(text: str) -> list[Block]:
     return [Block("para", p.strip()) for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
 
 
+# ---------------------------------------------------------------- bounds
+
+def bounded_blocks(blocks: list[Block], max_chars: int = bounds.MAX_BLOCK_CHARS) -> list[Block]:
+    """Blocks no longer than `max_chars`: long paragraphs cut at a sentence end or a space,
+    long code cut on lines and fenced again, long headings shortened."""
+    out: list[Block] = []
+    for block in blocks:
+        if block.kind == "heading":
+            if len(block.text) > bounds.MAX_HEADING_CHARS:
+                block = Block("heading", block.text[:bounds.MAX_HEADING_CHARS].rstrip() + "…", block.level)
+            out.append(block)
+        elif len(block.text) <= max_chars:
+            out.append(block)
+        elif block.kind == "code":
+            out.extend(Block("code", piece) for piece in bounds.cut_code(block.text, max_chars))
+        else:
+            out.extend(Block("para", piece) for piece in bounds.cut_text(block.text, max_chars))
+    return out
+
+
 # ---------------------------------------------------------------- dispatch
 
-def _read_text(path: Path) -> str:
-    data = path.read_bytes()
+def _decode(data: bytes) -> str:
     if b"\x00" in data[:8192]:
         raise UnreadableFile("binary content")
     try:
@@ -268,13 +295,13 @@ def _read_text(path: Path) -> str:
         raise UnreadableFile("not UTF-8 text") from None
 
 
-READERS: dict[str, tuple[str, Callable[[Path], Extracted]]] = {
-    ".md": ("markdown", lambda p: parse_markdown(_read_text(p))),
-    ".markdown": ("markdown", lambda p: parse_markdown(_read_text(p))),
-    ".txt": ("text", lambda p: parse_text(_read_text(p))),
-    ".rst": ("text", lambda p: parse_text(_read_text(p))),
-    ".html": ("html", lambda p: parse_html(_read_text(p))),
-    ".htm": ("html", lambda p: parse_html(_read_text(p))),
+READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
+    ".md": ("markdown", lambda data: parse_markdown(_decode(data))),
+    ".markdown": ("markdown", lambda data: parse_markdown(_decode(data))),
+    ".txt": ("text", lambda data: parse_text(_decode(data))),
+    ".rst": ("text", lambda data: parse_text(_decode(data))),
+    ".html": ("html", lambda data: parse_html(_decode(data))),
+    ".htm": ("html", lambda data: parse_html(_decode(data))),
     ".pdf": ("pdf", parse_pdf),
 }
 
@@ -283,19 +310,23 @@ def supported(path: Path) -> bool:
     return path.suffix.lower() in READERS
 
 
-def extract(path: Path) -> Extracted:
-    """Read one file; raises UnreadableFile with a one-line reason."""
-    entry = READERS.get(path.suffix.lower())
+def extract(path: Path, data: bytes | None = None) -> Extracted:
+    """Read one file (or parse `data`, its bytes already read); raises UnreadableFile
+    with a one-line reason. Reading goes through `bounds.read_regular_file`."""
+    entry = READERS.get(Path(path).suffix.lower())
     if entry is None:
-        raise UnreadableFile(f"unsupported file type {path.suffix or '(none)'!r}")
+        raise UnreadableFile(f"unsupported file type {Path(path).suffix or '(none)'!r}")
     fmt, reader = entry
+    if data is None:
+        data = bounds.read_regular_file(Path(path))
     try:
-        extracted = reader(path)
+        extracted = reader(data)
     except UnreadableFile:
         raise
-    except OSError as exc:
-        raise UnreadableFile(exc.strerror or str(exc)) from None
+    except MemoryError:
+        raise UnreadableFile("out of memory parsing it") from None
     except Exception as exc:  # a parser bug on one file must not stop the run
         raise UnreadableFile(f"{type(exc).__name__}: {exc}") from None
+    extracted.blocks = bounded_blocks(extracted.blocks)
     extracted.metadata.setdefault("format", fmt)
     return extracted

@@ -7,26 +7,37 @@ removed from the collection. Everything a run writes is one transaction, so a
 run killed at any point leaves the previous index as it was; readers in
 other processes see the old index until the commit, then the new one (the
 index version is bumped in the same commit).
+
+The filesystem is treated as hostile (discover.py, bounds.py): links leaving
+the given paths are not followed, only regular files are read, each within a
+size bound checked before reading, and every file not ingested is reported in
+`IngestReport.errors` ("PATH: reason"), never a reason to stop the run.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
+import stat as stat_module
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import store
+from .bounds import DEFAULT_MAX_FILE_BYTES, UnreadableFile, file_kind, read_regular_file, too_large
 from .chunking import Chunk, chunk_blocks
+from .discover import Candidate, NothingToIngest, discover
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
+from .errors import InputError, StoreError
+from .extract import extract
 from .minilm import default_embedder
-from .errors import IngestError, InputError, StoreError
-from .hashing import sha256_file
-from .extract import READERS, UnreadableFile, extract, supported
 from .textsearch import index_text
 
 EMBED_FLUSH_CHUNKS = 256    # embed and write once this many chunks are pending
+EMBED_MAX_TEXTS = 1024      # texts per embed call: one huge file is embedded in slices
 # Chunks embedded at once while ingesting, one ORT thread each (queries use one in
 # all): one per usable core, at most 8.
 _USABLE_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -38,11 +49,11 @@ class IngestReport:
     added: int = 0
     changed: int = 0
     removed: int = 0
-    skipped: int = 0                # reported files: unsupported type or unreadable
+    skipped: int = 0                # reported files: not a document, outside the paths, too large, unreadable
     unchanged: int = 0
     chunks: int = 0                 # chunks written (or that would be, in a dry run)
     seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)                # "PATH: reason", one per skipped file
     changes: list[tuple[str, str]] = field(default_factory=list)   # ("add" | "change" | "remove", source)
     dry_run: bool = False
     index_version: int | None = None
@@ -56,15 +67,9 @@ class IngestReport:
         return f"{counts}; {self.chunks} chunks in {self.seconds:.1f} s{version}"
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    path: Path          # absolute
-    source: str         # relative to the ingest base, '/'-separated
-
-
 @dataclass
 class _Pending:
-    candidate: _Candidate
+    candidate: Candidate
     sha256: str
     size: int
     mtime_ns: int
@@ -83,13 +88,23 @@ def ingest(
     force: bool = False,
     progress: bool = False,
     embedder: Embedder | None = None,
+    follow_external_links: bool = False,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> IngestReport:
-    """Bring `collection` in `db` in line with the files under `paths`."""
+    """Bring `collection` in `db` in line with the files under `paths`.
+
+    Raises NothingToIngest (an IngestError, with `.skipped`) when no file can be
+    ingested; then nothing is written and the collection is left as it was.
+    """
     started = time.perf_counter()
     collection = _checked_collection(collection)
+    if max_file_bytes < 1:
+        raise InputError(f"the file size limit must be positive, not {max_file_bytes} bytes")
     db = Path(db)
     report = IngestReport(dry_run=dry_run)
-    candidates = discover([Path(p) for p in paths], report)
+    candidates, skipped = discover([Path(p) for p in paths], follow_external_links=follow_external_links)
+    report.skipped += len(skipped)
+    report.errors.extend(map(str, skipped))
 
     if dry_run:
         conn = None
@@ -107,7 +122,7 @@ def ingest(
         known = _known_documents(conn, collection) if conn is not None else {}
         writer = _Writer(conn, collection, model, report, dry_run)
         try:
-            _run(candidates, known, writer, report, force=force, progress=progress)
+            _run(candidates, known, writer, report, force=force, progress=progress, max_bytes=max_file_bytes)
             if not dry_run:
                 if report.added or report.changed or report.removed:
                     if report.chunks:
@@ -123,6 +138,7 @@ def ingest(
     finally:
         if conn is not None:
             conn.close()
+    report.errors.sort()        # by path: the discovery's skips and the reading's together
     report.seconds = time.perf_counter() - started
     return report
 
@@ -143,43 +159,6 @@ def _begin(conn: sqlite3.Connection, db: Path) -> None:
         raise StoreError(f"{db}: another ingest is writing this index ({exc})") from None
 
 
-# ---------------------------------------------------------------- discovery
-
-def discover(paths: list[Path], report: IngestReport) -> list[_Candidate]:
-    """Supported files under `paths`, with their source names; raises IngestError if none."""
-    if not paths:
-        raise IngestError("no paths given")
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise IngestError(f"{missing[0]}: no such file or directory")
-    roots = [p.resolve() for p in paths]
-    base = roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(
-        os.path.commonpath([r if r.is_dir() else r.parent for r in roots]))
-    found: dict[Path, _Candidate] = {}
-    for root in roots:
-        if root.is_file():
-            if supported(root):
-                found.setdefault(root, _Candidate(root, root.relative_to(base).as_posix()))
-            else:
-                report.skipped += 1
-                report.errors.append(f"{root}: unsupported file type {root.suffix or '(none)'!r}"
-                                     f" (supported: {', '.join(sorted(READERS))})")
-            continue
-        for folder, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in sorted(filenames):
-                if name.startswith("."):
-                    continue
-                path = Path(folder, name)
-                if supported(path):     # os.walk lists directories apart: no stat needed here
-                    found.setdefault(path, _Candidate(path, path.relative_to(base).as_posix()))
-    if not found:
-        if report.errors:
-            raise IngestError(report.errors[0])
-        raise IngestError(f"no Markdown, text, HTML or PDF files under {', '.join(map(str, paths))}")
-    return sorted(found.values(), key=lambda c: c.source)
-
-
 def _known_documents(conn: sqlite3.Connection, collection: str) -> dict[str, tuple[int, str, int, int]]:
     rows = conn.execute(
         "SELECT source, id, sha256, size, mtime_ns FROM documents WHERE collection = ?", (collection,)
@@ -189,15 +168,15 @@ def _known_documents(conn: sqlite3.Connection, collection: str) -> dict[str, tup
 
 # ---------------------------------------------------------------- the run
 
-def _run(candidates: list[_Candidate], known: dict, writer: "_Writer", report: IngestReport,
-         *, force: bool, progress: bool) -> None:
+def _run(candidates: list[Candidate], known: dict, writer: "_Writer", report: IngestReport,
+         *, force: bool, progress: bool, max_bytes: int) -> None:
     bar = _progress_bar() if progress else None
     with bar or nullcontext():
         task = bar.add_task("ingesting", total=len(candidates)) if bar else None
         for candidate in candidates:
             if bar:
                 bar.update(task, description=_short(candidate.source))
-            _visit(candidate, known.get(candidate.source), writer, report, force=force)
+            _visit(candidate, known.get(candidate.source), writer, report, force=force, max_bytes=max_bytes)
             if bar:
                 bar.advance(task)
         writer.flush()
@@ -209,19 +188,27 @@ def _run(candidates: list[_Candidate], known: dict, writer: "_Writer", report: I
                 report.changes.append(("remove", source))
 
 
-def _visit(candidate: _Candidate, known: tuple | None, writer: "_Writer", report: IngestReport,
-           *, force: bool) -> None:
+def _visit(candidate: Candidate, known: tuple | None, writer: "_Writer", report: IngestReport,
+           *, force: bool, max_bytes: int) -> None:
+    """One file: type and size checked by stat before anything is read (a file skipped
+    here keeps its previous version in the collection, if it had one)."""
     try:
-        stat = candidate.path.stat()
+        stat = os.lstat(candidate.read_path)
+        if not stat_module.S_ISREG(stat.st_mode):      # swapped since discovery
+            raise UnreadableFile(f"not a regular file ({file_kind(stat.st_mode)})")
+        if stat.st_size > max_bytes:
+            raise UnreadableFile(too_large(stat.st_size, max_bytes))
         if known and not force and (stat.st_size, stat.st_mtime_ns) == (known[2], known[3]):
             report.unchanged += 1          # fast path: no read, no hash
             return
-        sha256 = sha256_file(candidate.path)
+        data = read_regular_file(candidate.read_path, max_bytes)
+        sha256 = hashlib.sha256(data).hexdigest()
         if known and not force and sha256 == known[1]:
             report.unchanged += 1          # touched but identical: remember the new stat
             writer.update_stat(known[0], stat.st_size, stat.st_mtime_ns, str(candidate.path))
             return
-        extracted = extract(candidate.path)
+        extracted = extract(candidate.path, data)
+        del data
     except (UnreadableFile, OSError) as exc:
         report.skipped += 1
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -285,7 +272,9 @@ class _Writer:
         if not self.pending:
             return
         texts = [chunk.embed_text for item in self.pending for chunk in item.chunks]
-        vectors = self.embedder.embed(texts)
+        vectors = np.concatenate([self.embedder.embed(texts[start:start + EMBED_MAX_TEXTS])
+                                  for start in range(0, len(texts), EMBED_MAX_TEXTS)]) if texts else \
+            np.zeros((0, self.embedder.dim), dtype=np.float32)
         offset = 0
         for item in self.pending:
             count = len(item.chunks)
@@ -329,4 +318,4 @@ def _short(source: str, width: int = 40) -> str:
     return source if len(source) <= width else "…" + source[-(width - 1):]
 
 
-__all__ = ["IngestReport", "discover", "ingest"]
+__all__ = ["IngestReport", "NothingToIngest", "discover", "ingest"]

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
-from .errors import EmbedderMismatch, NotAnIndex, SchemaMismatch, StoreError
+from .errors import CollectionNotFound, EmbedderMismatch, NotAnIndex, SchemaMismatch, StoreError
 
 FORMAT = "docindex"
 SCHEMA_VERSION = 1
@@ -253,3 +254,52 @@ def insert_chunks(conn: sqlite3.Connection, doc_id: int, collection: str,
                      (chunk_id, fts_text, collection))
         count += 1
     return count
+
+
+# ---------------------------------------------------------------- dropping a collection
+
+@dataclass(frozen=True)
+class Dropped:
+    collection: str
+    documents: int
+    chunks: int
+    sources: list[str]
+    index_version: int | None       # after the drop; None in a dry run
+
+
+def drop_collection(path: Path, collection: str, *, dry_run: bool = False) -> Dropped:
+    """Remove one collection in one transaction that also bumps the index version, so
+    open readers (Index, the MCP servers) reload without it. A dry run only reads.
+
+    Raises CollectionNotFound (naming the collections there are) for an unknown one.
+    """
+    conn, _meta = open_existing(path)
+    try:
+        conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
+        try:
+            sources = [s for (s,) in conn.execute(
+                "SELECT source FROM documents WHERE collection = ? ORDER BY source", (collection,))]
+            if not sources:
+                names = [n for (n,) in conn.execute("SELECT DISTINCT collection FROM documents ORDER BY 1")]
+                known = ", ".join(names) if names else "none: the index is empty"
+                raise CollectionNotFound(f"no collection {collection!r} in {path} (collections: {known})")
+            chunks = conn.execute("SELECT count(*) FROM chunks WHERE collection = ?", (collection,)).fetchone()[0]
+            version = None
+            if not dry_run:
+                ids = "SELECT id FROM chunks WHERE collection = ?"
+                conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({ids})", (collection,))
+                conn.execute(f"DELETE FROM vectors WHERE chunk_id IN ({ids})", (collection,))
+                conn.execute("DELETE FROM chunks WHERE collection = ?", (collection,))
+                conn.execute("DELETE FROM documents WHERE collection = ?", (collection,))
+                version = bump_index_version(conn)
+            conn.execute("ROLLBACK" if dry_run else "COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    except sqlite3.OperationalError as exc:
+        raise StoreError(f"{path}: cannot drop {collection!r} ({exc})") from None
+    finally:
+        conn.close()
+    return Dropped(collection, len(sources), int(chunks), sources, version)
+

@@ -121,8 +121,9 @@ def test_unsupported_and_unreadable_files_are_reported_and_skipped(tmp_path, fak
     root = write_files(tmp_path / "d", {"good.md": "# Good\n\ntext\n", "bad.md": b"\x00\x00binary",
                                         "ignored.png": b"\x89PNG", ".hidden.md": "# hidden\n"})
     report = run(root, tmp_path / "i.db", fake_embedder)
-    assert (report.added, report.skipped) == (1, 1)
-    assert report.errors == [f"{root / 'bad.md'}: binary content"]
+    assert (report.added, report.skipped) == (1, 2)          # in a folder: reported too; hidden files are not
+    assert report.errors[0] == f"{root / 'bad.md'}: binary content"
+    assert report.errors[1].startswith(f"{root / 'ignored.png'}: unsupported file type '.png'")
     explicit = run([root / "ignored.png", root / "good.md"], tmp_path / "j.db", fake_embedder)
     assert explicit.skipped == 1 and "unsupported file type '.png'" in explicit.errors[0]
 

@@ -1,0 +1,158 @@
+"""Which files an ingest reads, with the filesystem treated as hostile.
+
+- A symbolic link is followed only when its target stays inside the ingested
+  roots (the paths given, resolved): `notes/passwd.txt -> /etc/passwd` is not
+  read. `follow_external_links=True` (`--follow-external-links`) lifts that.
+  A link to a folder inside the roots is not followed (its files are ingested
+  under their own path); one outside is walked only with that flag, once.
+- Only regular files are read: FIFOs, devices and sockets are skipped (a FIFO
+  would block the run forever, `/dev/zero` never ends).
+- Hidden files and folders (a leading ".") are left out silently; every other
+  file that is not ingested is reported as skipped, with its reason.
+
+The size bound and the read itself are in bounds.py; discovery only decides
+what is a candidate, so nothing here opens a file.
+"""
+from __future__ import annotations
+
+import os
+import stat as stat_module
+from dataclasses import dataclass
+from pathlib import Path
+
+from .bounds import file_kind
+from .errors import IngestError
+from .extract import READERS, supported
+
+NOTHING = "no Markdown, text, HTML or PDF files"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path          # absolute, as found (a link inside the roots keeps its own name)
+    source: str         # relative to the ingest base, '/'-separated
+    read_path: Path     # what is opened: `path`, or the resolved target of an allowed link
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class NothingToIngest(IngestError):
+    """No file under the paths can be ingested; `skipped` says why for each file seen."""
+
+    def __init__(self, message: str, skipped: list[Skipped]) -> None:
+        super().__init__(message)
+        self.skipped = skipped
+
+
+def discover(paths: list[Path], *, follow_external_links: bool = False) -> tuple[list[Candidate], list[Skipped]]:
+    """Candidates under `paths` (sorted by source) and the files skipped, with reasons.
+
+    Raises IngestError for no paths or a missing one, NothingToIngest when no
+    candidate is left.
+    """
+    if not paths:
+        raise IngestError("no paths given")
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise IngestError(f"{missing[0]}: no such file or directory")
+    roots = [p.resolve() for p in paths]
+    base = roots[0] if len(roots) == 1 and roots[0].is_dir() else Path(
+        os.path.commonpath([r if r.is_dir() else r.parent for r in roots]))
+    walk = _Walk(roots, base, follow_external_links)
+    for root in roots:
+        mode = os.stat(root).st_mode
+        if stat_module.S_ISDIR(mode):
+            walk.folder(root)
+        else:   # named explicitly: the user chose it, links included
+            walk.file(root, root, mode)
+    skipped = sorted(walk.skipped, key=lambda s: str(s.path))
+    if not walk.found:
+        where = ", ".join(map(str, paths))
+        if skipped:
+            more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+            raise NothingToIngest(f"{NOTHING} to ingest under {where}: skipped {skipped[0]}{more}", skipped)
+        raise NothingToIngest(f"{NOTHING} under {where}", [])
+    return sorted(walk.found.values(), key=lambda c: c.source), skipped
+
+
+class _Walk:
+    def __init__(self, roots: list[Path], base: Path, follow_external_links: bool) -> None:
+        self.roots = roots
+        self.base = base
+        self.follow = follow_external_links
+        self.found: dict[Path, Candidate] = {}
+        self.skips: dict[Path, Skipped] = {}    # by path: nested roots report a file once
+        self.walked: set[Path] = set()          # external folders already walked (link cycles)
+
+    def inside(self, target: Path) -> bool:
+        return any(target == root or target.is_relative_to(root) for root in self.roots)
+
+    def folder(self, folder: Path) -> None:
+        stack = [folder]
+        while stack:
+            current = stack.pop()
+            try:
+                with os.scandir(current) as entries:
+                    names = sorted(e.name for e in entries if not e.name.startswith("."))
+            except OSError as exc:
+                self.skip(current, exc.strerror or str(exc))
+                continue
+            subfolders = [sub for name in names if (sub := self.entry(current / name)) is not None]
+            stack.extend(reversed(subfolders))
+
+    def entry(self, path: Path) -> Path | None:
+        """Classify one directory entry; returns a folder to walk, or None."""
+        try:
+            mode = os.lstat(path).st_mode
+            if not stat_module.S_ISLNK(mode):
+                if stat_module.S_ISDIR(mode):
+                    return path
+                self.file(path, path, mode)
+                return None
+            target = Path(os.path.realpath(path))
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            self.skip(path, "broken symbolic link" if os.path.islink(path) else exc.strerror or str(exc))
+            return None
+        if stat_module.S_ISDIR(mode):
+            if self.inside(target):
+                self.skip(path, f"link to a folder inside the ingested paths ({target}); not followed")
+                return None
+            if not self.follow:
+                self.skip(path, f"link to {target}, outside the ingested paths (--follow-external-links follows it)")
+                return None
+            if target in self.walked:
+                return None
+            self.walked.add(target)
+            return path
+        if not self.follow and not self.inside(target):
+            self.skip(path, f"link to {target}, outside the ingested paths (--follow-external-links follows it)")
+            return None
+        self.file(path, target, mode)
+        return None
+
+    def file(self, path: Path, read_path: Path, mode: int) -> None:
+        if not stat_module.S_ISREG(mode):
+            self.skip(path, f"not a regular file ({file_kind(mode)})")
+        elif not supported(path):
+            self.skip(path, f"unsupported file type {path.suffix or '(none)'!r} "
+                            f"(supported: {', '.join(sorted(READERS))})")
+        else:
+            self.found.setdefault(path, Candidate(path, path.relative_to(self.base).as_posix(), read_path))
+
+    @property
+    def skipped(self) -> list[Skipped]:
+        return list(self.skips.values())
+
+    def skip(self, path: Path, reason: str) -> None:
+        self.skips.setdefault(path, Skipped(path, reason))
+
+
+__all__ = ["Candidate", "NothingToIngest", "Skipped", "discover"]
