@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # `make run`: the embedded CPU default on this machine, in one command.
-#   1. builds (or reuses) the demo index of the project's docs into var/demo.db
+#   1. builds (or reuses) the demo index of the project's docs into var/demo.db,
+#      unless ASKDOCS_DB names your own index: that one is served as is, never written
 #   2. starts a light local Ray cluster (no dashboard) that only this script owns
 #   3. `serve run serve_config.yaml` (HTTP on 127.0.0.1:8000), waits for /healthz
 #   4. prints how to ask; Ctrl-C stops everything it started.
 # Environment: ASKDOCS_* settings pass through (e.g. ASKDOCS_MODEL=/path/model.gguf);
-# ASKDOCS_DB defaults to var/demo.db here; SERVE_CONFIG picks another YAML.
+# ASKDOCS_DB defaults to the demo index var/demo.db; SERVE_CONFIG picks another YAML.
 set -euo pipefail
+# A relative ASKDOCS_DB means relative to where the command was run.
+if [[ -n "${ASKDOCS_DB:-}" ]]; then
+  ASKDOCS_DB=$(realpath -m -- "$ASKDOCS_DB")
+fi
 cd "$(dirname "$0")/.."
+DEMO_DB=var/demo.db
 BIN=${BIN:-.venv/bin}
 CONFIG=${SERVE_CONFIG:-serve_config.yaml}
 HOST=127.0.0.1
 PORT=${ASKDOCS_PORT:-8000}
 START_TIMEOUT_S=${ASKDOCS_START_TIMEOUT_S:-300}
-export ASKDOCS_DB=${ASKDOCS_DB:-var/demo.db}
+export ASKDOCS_DB=${ASKDOCS_DB:-$DEMO_DB}
 export RAY_USAGE_STATS_ENABLED=0 RAY_AUTH_MODE=disabled
 RUN_DIR=var/run
 ADDRESS_FILE=$RUN_DIR/ray-address
@@ -32,7 +38,17 @@ then
   exit 1
 fi
 
-bash scripts/build_demo_index.sh
+if [[ "$(realpath -m -- "$ASKDOCS_DB")" == "$(realpath -m -- "$DEMO_DB")" ]]; then
+  bash scripts/build_demo_index.sh
+else
+  # The user's index: served untouched (no demo collection, no stamp file beside it).
+  if [[ ! -f "$ASKDOCS_DB" ]]; then
+    echo "run: ASKDOCS_DB=$ASKDOCS_DB: no such index file; build it with" \
+         "\`docindex ingest PATH… --db $ASKDOCS_DB --collection NAME\`, or unset ASKDOCS_DB for the demo index" >&2
+    exit 1
+  fi
+  echo "run: serving your index $ASKDOCS_DB as is (the demo index is not built)" >&2
+fi
 
 ray_pid="" serve_pid=""
 stop_all() {
