@@ -4,6 +4,21 @@ Cheap and deterministic on purpose (no second model): a sentence is
 "supported" when enough of its content words appear in the passages it
 cites. This catches uncited claims, citations of the wrong source and
 numbers that name no source; it does not judge paraphrase or negation.
+
+What a citation is: `CITATION_PATTERN`, `[n]`, `[n, m]`, with optional
+spaces inside the brackets (`[ 9 ]`). The web page uses the same pattern
+(tests/web/test_citation_pattern.py), so what the page renders as a citation
+is what the checker counts.
+
+Support of an answer: the mean over its scorable sentences (those with
+content words). An answer that is not the refusal but has no scorable
+sentence (only markers, only stopwords, empty) gets 0.0: it says nothing the
+sources back. A refusal claims nothing and gets 1.0; refusals are scored by
+the refusal metrics, not by support.
+
+Evidence: for each scored sentence, the sentence of its cited passages that
+shares the most content words with it, as (passage number, character span in
+the passage text); the page highlights it when a citation is opened.
 """
 from __future__ import annotations
 
@@ -20,10 +35,11 @@ from deployments import tracing
 
 SPAN = "citations.check"
 
-_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
+_CITATION = re.compile(CITATION_PATTERN)
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
-_LEADING_CITATIONS = re.compile(r"^(\s*\[\d+(?:\s*,\s*\d+)*\])+")
+_LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Words that carry no claim: ignored when measuring support.
 _STOPWORDS = frozenset(
@@ -40,12 +56,24 @@ half the words, invented facts far fewer)."""
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """The passage span that best supports answer sentence `sentence` (0-based)."""
+
+    sentence: int
+    n: int              # passage number (1-based, as cited)
+    start: int          # character offsets in that passage's text
+    end: int
+    overlap: float      # share of the sentence's content words found in the span
+
+
+@dataclass(frozen=True)
 class CheckResult:
     citations: list[int] = field(default_factory=list)
     invalid_citations: list[int] = field(default_factory=list)
     unsupported_sentences: list[int] = field(default_factory=list)
     support: float = 1.0
     refused: bool = False
+    evidence: list[Evidence] = field(default_factory=list)
 
 
 def _normalize(text: str) -> str:
@@ -82,6 +110,34 @@ def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(_CITATION.sub(" ", text).lower()) if w not in _STOPWORDS and len(w) > 1}
 
 
+_PASSAGE_SENTENCE = re.compile(r"[^\n]+?(?:[.!?](?=\s)|$)", re.M)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of a passage's sentences (a line break also ends one)."""
+    spans = []
+    for m in _PASSAGE_SENTENCE.finditer(text):
+        start, end = m.start(), m.end()
+        while start < end and text[start].isspace():
+            start += 1
+        if end > start:
+            spans.append((start, end))
+    return spans
+
+
+def best_evidence(index: int, words: set[str], cited: Sequence[int],
+                  passages: Sequence[Passage]) -> Evidence | None:
+    """The cited passage sentence sharing the most content words with `words`."""
+    best: Evidence | None = None
+    for n in cited:
+        text = passages[n - 1].text
+        for start, end in sentence_spans(text):
+            overlap = len(words & content_words(text[start:end])) / len(words)
+            if overlap > 0 and (best is None or overlap > best.overlap):
+                best = Evidence(index, n, start, end, round(overlap, 4))
+    return best
+
+
 def check(answer: str, passages: Sequence[Passage], *, min_support: float = DEFAULT_MIN_SUPPORT) -> CheckResult:
     """Citations, invalid citations, per-sentence support and model refusal."""
     valid_range = range(1, len(passages) + 1)
@@ -93,20 +149,27 @@ def check(answer: str, passages: Sequence[Passage], *, min_support: float = DEFA
     passage_words = [content_words(p.text + " " + p.title) for p in passages]
     unsupported: list[int] = []
     scores: list[float] = []
+    evidence: list[Evidence] = []
     for i, sentence in enumerate(split_sentences(answer)):
         if is_refusal(sentence):
             continue                      # the refusal claims nothing
         words = content_words(sentence)
         if not words:
             continue                      # "[1]" alone, or only stopwords
-        cited = {n for n in cited_numbers(sentence) if n in valid_range}
-        evidence: set[str] = set().union(*(passage_words[n - 1] for n in cited)) if cited else set()
-        score = len(words & evidence) / len(words)
+        cited = sorted({n for n in cited_numbers(sentence) if n in valid_range})
+        cited_words: set[str] = set().union(*(passage_words[n - 1] for n in cited)) if cited else set()
+        score = len(words & cited_words) / len(words)
         scores.append(score)
         if score < min_support:
             unsupported.append(i)
-    support = sum(scores) / len(scores) if scores else 1.0
-    return CheckResult(citations, invalid, unsupported, round(support, 4), refused)
+        span = best_evidence(i, words, cited, passages)
+        if span is not None:
+            evidence.append(span)
+    if scores:
+        support = sum(scores) / len(scores)
+    else:
+        support = 1.0 if refused else 0.0     # see the module docstring
+    return CheckResult(citations, invalid, unsupported, round(support, 4), refused, evidence)
 
 
 @serve.deployment

@@ -27,10 +27,11 @@ from deployments.citations import CheckResult
 from deployments.engines.base import GenParams
 from deployments.errors import AskdocsError, Busy, EngineError, RetrievalError, UnknownCollection
 from deployments.prompt import REFUSAL_SENTENCE, build_prompt
+from deployments.scaffold import ScaffoldFilter
 from deployments import tracing
 from serve_app.pipeline import Pipeline
-from serve_app.protocol import (AskRequest, DoneEvent, ErrorEvent, Event, SourceOut, SourcesEvent, Timings,
-                                TokenEvent, UsageOut)
+from serve_app.protocol import (AskRequest, DoneEvent, ErrorEvent, Event, EvidenceOut, SourceOut, SourcesEvent,
+                                Timings, TokenEvent, UsageOut)
 from serve_app.settings import Settings
 from serve_app.stats import AnswerRecord, AnswerStats
 
@@ -140,8 +141,10 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         yield _done(REFUSAL_SENTENCE, CheckResult(refused=True), "gate", False, UsageOut(), t, 0.0, trace_id)
         return
 
-    prompt = build_prompt(req.question, passages, settings.prompt_limits())
-    params = GenParams(request_id=trace_id, max_tokens=settings.max_tokens, temperature=settings.temperature)
+    prompt = build_prompt(req.question, passages, settings.prompt_limits(), secret=settings.prompt_secret_bytes())
+    params = GenParams(request_id=trace_id, max_tokens=settings.max_tokens, temperature=settings.temperature,
+                       constrain_citations=settings.constrain_citations)
+    scaffold = ScaffoldFilter(prompt.nonce)     # nothing of the prompt's scaffolding reaches the client
     parts: list[str] = []
     finish = None
     usage = UsageOut()
@@ -150,12 +153,15 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         stream = pipeline.stream(prompt, params, **stages.carrier(gen_span))
         try:
             async for delta in stream:
-                if delta.text:
+                text = scaffold.feed(delta.text) if delta.text else ""
+                if delta.finish_reason is not None:
+                    text += scaffold.flush()
+                if text:
                     if not parts:
                         t.ttft_ms = _ms(step)
                         tracing.first_token_event(gen_span)
-                    parts.append(delta.text)
-                    yield TokenEvent(text=delta.text)
+                    parts.append(text)
+                    yield TokenEvent(text=text)
                 if delta.finish_reason is not None:
                     finish = delta.finish_reason
                     if delta.usage is not None:
@@ -209,6 +215,8 @@ def _done(answer: str, result: CheckResult, refusal_stage: str | None, truncated
           timings: Timings, cost: float, trace_id: str) -> DoneEvent:
     return DoneEvent(answer=answer, citations=result.citations, invalid_citations=result.invalid_citations,
                      unsupported_sentences=result.unsupported_sentences, support=result.support,
+                     evidence=[EvidenceOut(sentence=e.sentence, n=e.n, start=e.start, end=e.end, overlap=e.overlap)
+                               for e in result.evidence],
                      refused=result.refused, refusal_stage=refusal_stage, truncated=truncated, usage=usage,
                      timings=timings, cost_usd=cost, trace_id=trace_id)
 

@@ -60,12 +60,24 @@ class Timings(BaseModel):
     total_ms: float = 0.0
 
 
+class EvidenceOut(BaseModel):
+    """The span of passage `n`'s text (character offsets) that best supports
+    answer sentence `sentence` (0-based, as in unsupported_sentences)."""
+
+    sentence: int
+    n: int
+    start: int
+    end: int
+    overlap: float
+
+
 class DoneEvent(BaseModel):
     answer: str
     citations: list[int]
     invalid_citations: list[int]
     unsupported_sentences: list[int]
     support: float
+    evidence: list[EvidenceOut] = Field(default_factory=list)
     refused: bool
     refusal_stage: Literal["gate", "model"] | None
     truncated: bool

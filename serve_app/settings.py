@@ -83,8 +83,18 @@ class Settings(BaseSettings):
         900, ge=100,
         description="Longer passages are clipped (~225 tokens) for the same prefill reason.")
     max_tokens: int = Field(256, ge=1, le=4096, description="Answer length cap; reaching it sets truncated: true.")
+    constrain_citations: bool = Field(
+        True,
+        description="Engines that can constrain decoding (llamacpp, vllm, openai with a grammar field) may only "
+                    "answer the refusal sentence or sentences closed by [n] markers naming this request's "
+                    "sources (deployments/citation_grammar.py): invalid citation numbers cannot occur.")
+    prompt_secret: SecretStr | None = Field(
+        None,
+        description="Key of the fence nonce (HMAC of question and passages): identical inputs give identical "
+                    "prompts and a document cannot guess the nonce. Unset = a random key per process "
+                    "(reproducible within a replica's life); set it to reproduce across restarts and replicas.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy: reproducible answers for evals.")
-    engine: str = Field("llamacpp", description="fake | openai | llamacpp | vllm")
+    engine: str = Field("llamacpp", description="fake | openai | llamacpp | vllm | extractive")
     model: str = Field("", description="Model name or path, engine-specific ('' = the engine's default).")
     engine_slots: int = Field(
         1, ge=1,
@@ -143,6 +153,9 @@ class Settings(BaseSettings):
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(retries=self.first_token_retries, backoff_s=self.retry_backoff_s)
+
+    def prompt_secret_bytes(self) -> bytes | None:
+        return self.prompt_secret.get_secret_value().encode() if self.prompt_secret else None
 
     def prompt_limits(self) -> PromptLimits:
         return PromptLimits(self.prompt_max_sources, self.prompt_max_chars_per_source)

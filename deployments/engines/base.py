@@ -21,6 +21,8 @@ import abc
 from dataclasses import dataclass, field
 from typing import AsyncIterator, ClassVar, Literal
 
+from deployments.passage import Passage
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -36,9 +38,18 @@ class Prompt:
 
     `messages[0]` is the stable system prompt (rules) so engines with prefix
     caching reuse it across requests.
+
+    The structured parts travel beside the rendered text: `question` and
+    `passages` (source n is `passages[n-1]`, text as clipped for the prompt)
+    for engines that answer without a model (extractive) and for the citation
+    grammar (its markers are 1..len(passages)); `nonce` is the fence nonce,
+    so the scaffolding filter knows what must never reach a client.
     """
 
     messages: tuple[Message, ...]
+    question: str = ""
+    passages: tuple[Passage, ...] = ()
+    nonce: str = ""
 
     def as_dicts(self) -> list[dict[str, str]]:
         return [{"role": m.role, "content": m.content} for m in self.messages]
@@ -54,6 +65,10 @@ class GenParams:
     max_tokens: int = 256
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
+    constrain_citations: bool = True
+    """Engines that can constrain decoding answer only the refusal sentence or
+    sentences closed by [n] markers naming this prompt's sources
+    (deployments/citation_grammar.py); `Settings.constrain_citations` turns it off."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ computes) that feeds an asyncio queue. Abort (client gone, or `abort(id)`):
   end. It is not installed permanently: llama.cpp would call into Python
   (and take the GIL) after every graph node of every token.
 
+Citations: with `params.constrain_citations` (the default), decoding follows
+the per-request GBNF grammar of deployments/citation_grammar.py (LlamaGrammar,
+one per number of sources, cached): the answer is the refusal sentence or
+sentences closed by markers [1..k]; an invalid citation number cannot occur.
+
 Prompt: the GGUF's own chat template is rendered here and tokenized once, so
 `usage.prompt_tokens` is exact; `completion_tokens` counts sampled tokens
 (the end-of-sequence token included, as vLLM counts it). llama.cpp reuses the
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.citation_grammar import citation_gbnf
 from deployments.engines.models import ModelKind, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
 
@@ -87,12 +93,13 @@ class LlamaCppEngine(Engine):
         n_ctx: int = DEFAULT_N_CTX,
         n_batch: int = DEFAULT_N_BATCH,
         seed: int = 0,
+        repeat_penalty: float = 1.0,
         **unknown: Any,
     ) -> None:
         if unknown:
             raise ConfigError(
                 f"unknown llamacpp engine option(s): {', '.join(sorted(unknown))}; "
-                "allowed: model, slots, n_threads, n_ctx, n_batch, seed"
+                "allowed: model, slots, n_threads, n_ctx, n_batch, seed, repeat_penalty"
             )
         if slots < 1:
             raise ConfigError(f"llamacpp slots must be >= 1, got {slots}")
@@ -107,6 +114,8 @@ class LlamaCppEngine(Engine):
         self.n_ctx = n_ctx
         self.n_batch = n_batch
         self.seed = seed
+        self.repeat_penalty = repeat_penalty
+        self._grammars: dict[int, Any] = {}
         self.sampled_tokens_total = 0  # every token llama.cpp sampled, for tests and stats
         self._idle: asyncio.Queue | None = None  # loaded Llama contexts not in use
         self._contexts: list[Any] = []
@@ -192,6 +201,7 @@ class LlamaCppEngine(Engine):
             raise EngineError(f"the prompt ({len(tokens)} tokens) does not fit the model context ({self.n_ctx} tokens)")
         stop = [*rendered.stop, *params.stop]
         max_tokens = min(params.max_tokens, self.n_ctx - len(tokens))
+        grammar = self._grammar(len(prompt.passages)) if params.constrain_citations and prompt.passages else None
 
         def release() -> None:
             self._idle.put_nowait(llm)
@@ -201,7 +211,7 @@ class LlamaCppEngine(Engine):
 
         def work() -> None:
             try:
-                self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit)
+                self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit, grammar)
             finally:
                 with job.lock:
                     job.running = False
@@ -233,8 +243,16 @@ class LlamaCppEngine(Engine):
             if job.running:  # maybe inside a long prefill: interrupt llama_decode too
                 _set_abort_callback(job.llm, self._abort_now)
 
+    def _grammar(self, k: int) -> Any:
+        """llama.cpp's grammar for answers citing 1..k (one per k, built once)."""
+        if k not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            self._grammars[k] = LlamaGrammar.from_string(citation_gbnf(k), verbose=False)
+        return self._grammars[k]
+
     def _generate(self, llm: Any, job: _Job, tokens: list[int], stop: list[str],
-                  max_tokens: int, temperature: float, emit: Any) -> None:
+                  max_tokens: int, temperature: float, emit: Any, grammar: Any = None) -> None:
         """Worker thread: run llama.cpp, push ("text", s) … then ("end", …) or ("error", e)."""
 
         seen_length = 0
@@ -262,6 +280,8 @@ class LlamaCppEngine(Engine):
                 stop=stop,
                 stream=True,
                 seed=self.seed,
+                grammar=grammar,
+                repeat_penalty=self.repeat_penalty,
                 stopping_criteria=StoppingCriteriaList([stop_when_aborted]),
             )
             try:

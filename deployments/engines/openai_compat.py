@@ -5,6 +5,13 @@ hosted API) over httpx streaming.
 `--parallel`, vLLM `--max-num-seqs`): the Generator's max_ongoing_requests is
 set to it, so overload queues in Serve instead of inside the server.
 Retries before the first token live in the Generator (shared by all engines).
+
+Citation-constrained decoding: OpenAI's API has no grammar field, so it is
+sent only where the server is known to take one — `grammar_field:
+llama-server` sends `grammar` (GBNF), `grammar_field: vllm` sends
+`structured_outputs: {grammar}` (vLLM >= 0.12). The default `none` sends
+nothing: the answer is then unconstrained and the CitationChecker still
+reports invalid citations (docs/engines.md).
 """
 from __future__ import annotations
 
@@ -14,8 +21,11 @@ from typing import AsyncIterator
 
 import httpx
 
+from deployments.citation_grammar import citation_gbnf
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
-from deployments.errors import EngineError, EngineTimeout, EngineUnavailable
+from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable
+
+GRAMMAR_FIELDS = ("none", "llama-server", "vllm")
 
 _FINISH = {"stop": "stop", "length": "length", "abort": "abort", "content_filter": "stop", "tool_calls": "stop"}
 
@@ -25,8 +35,12 @@ class OpenAIEngine(Engine):
 
     def __init__(self, *, model: str, slots: int = 1, base_url: str = "http://127.0.0.1:8080/v1",
                  api_key_env: str = "OPENAI_API_KEY", chunk_timeout_s: float = 30.0,
-                 connect_timeout_s: float = 5.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 connect_timeout_s: float = 5.0, grammar_field: str = "none",
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        if grammar_field not in GRAMMAR_FIELDS:
+            raise ConfigError(f"openai grammar_field must be one of {', '.join(GRAMMAR_FIELDS)}, got {grammar_field!r}")
         super().__init__(model=model, slots=slots)
+        self.grammar_field = grammar_field
         self.base_url = base_url.rstrip("/")
         # The key is read from the environment, never from YAML args (which Serve stores).
         self._api_key = os.environ.get(api_key_env, "")
@@ -51,6 +65,12 @@ class OpenAIEngine(Engine):
         }
         if params.stop:
             payload["stop"] = list(params.stop)
+        if params.constrain_citations and prompt.passages and self.grammar_field != "none":
+            grammar = citation_gbnf(len(prompt.passages))
+            if self.grammar_field == "llama-server":
+                payload["grammar"] = grammar
+            else:
+                payload["structured_outputs"] = {"grammar": grammar}
         return payload
 
     async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:

@@ -12,6 +12,7 @@ ENGINES: dict[str, str] = {
     "openai": "deployments.engines.openai_compat:OpenAIEngine",
     "llamacpp": "deployments.engines.llamacpp:LlamaCppEngine",
     "vllm": "deployments.engines.vllm_engine:VllmEngine",
+    "extractive": "deployments.engines.extractive:ExtractiveEngine",
 }
 
 

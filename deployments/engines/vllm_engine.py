@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from deployments.citation_grammar import citation_gbnf
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.engines.models import ModelKind, convert_gguf_to_hf, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
@@ -84,7 +85,7 @@ class VllmEngine(Engine):
     async def start(self) -> None:
         try:
             from vllm import AsyncEngineArgs, SamplingParams
-            from vllm.sampling_params import RequestOutputKind
+            from vllm.sampling_params import RequestOutputKind, StructuredOutputsParams
             from vllm.v1.engine.async_llm import AsyncLLM
         except ImportError as e:
             raise ConfigError(
@@ -106,7 +107,7 @@ class VllmEngine(Engine):
             log.exception("vLLM failed to start")
             raise EngineUnavailable(f"vLLM failed to start: {type(e).__name__}") from e
         self._tokenizer = await self._get_tokenizer()
-        self._sampling = (SamplingParams, RequestOutputKind)
+        self._sampling = (SamplingParams, RequestOutputKind, StructuredOutputsParams)
         log.info("vllm started %s (max_num_seqs=%d) in %.1f s", self.model, self.slots, time.perf_counter() - started)
 
     async def _get_tokenizer(self) -> Any:
@@ -126,7 +127,7 @@ class VllmEngine(Engine):
     async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
         if self._engine is None:
             raise EngineUnavailable("the vllm engine is not started")
-        SamplingParams, RequestOutputKind = self._sampling
+        SamplingParams, RequestOutputKind, StructuredOutputsParams = self._sampling
         prompt_ids = self.render(prompt)
         max_len = self.engine_args["max_model_len"]
         if len(prompt_ids) >= max_len:
@@ -136,6 +137,10 @@ class VllmEngine(Engine):
             temperature=params.temperature,
             stop=list(params.stop) or None,
             output_kind=RequestOutputKind.DELTA,
+            # Citation-constrained decoding (deployments/citation_grammar.py) through
+            # vLLM's structured outputs (xgrammar reads GBNF); the old guided_* fields are gone.
+            structured_outputs=(StructuredOutputsParams(grammar=citation_gbnf(len(prompt.passages)))
+                                if params.constrain_citations and prompt.passages else None),
         )
         completion_tokens = 0
         finished = False

@@ -141,6 +141,16 @@ def test_the_answer_streams_in_and_a_citation_opens_its_passage(page: Any) -> No
     expect(page.locator("#passage-source")).to_have_text(f"{first['source']}#{first['anchor']}")
     expect(page.locator("#passage-scores")).to_contain_text(f"cosine{first['cosine']:.3f}")
     assert page.locator("#passage-text").text_content() == first["text"]
+    # The span the CitationChecker found for this sentence is highlighted, at its offsets.
+    done = page.evaluate("""async () => {
+        const r = await fetch('/ask?stream=false', {method: 'POST',
+            headers: {'Content-Type': 'application/json',
+                      'Authorization': 'Bearer ' + sessionStorage.getItem('askdocs.apiKey')},
+            body: JSON.stringify({question: document.getElementById('question').value})});
+        return (await r.json()).data;
+    }""")
+    span = next(e for e in done["evidence"] if e["n"] == 1 and e["sentence"] == 0)
+    expect(page.locator("#passage-text mark.evidence")).to_have_text(first["text"][span["start"]:span["end"]])
 
     page.locator("#details summary").click()
     details = page.locator("#details-list")

@@ -1,0 +1,202 @@
+"""An engine with no weights: answer with the passages' own best sentences.
+
+For each request it splits the given passages into sentences, scores each
+against the question, and answers with the best few, verbatim, each closed
+by the marker of the passage it came from:
+
+    cMCP's only runtime dependency is libcurl [1].
+
+or the refusal sentence when no sentence clears `min_score`. It cannot
+invent a fact or a citation number, it answers in milliseconds, and it is
+the baseline a generative engine must beat to earn its cost (evals/).
+
+Score of a sentence (all in [0, 1]):
+    cosine_weight * cosine(question, sentence)       (the index's MiniLM)
+  + (1 - cosine_weight) * overlap(question, sentence)  (share of the question's
+                                                      content words, prefix-
+                                                      matched, in the sentence)
+  + rank_bonus * (1 - (n-1)/k)                        (retrieval's own order)
+Selection: the best sentence; then others scoring at least `keep_ratio` of
+it, not near-duplicates of one already chosen, while they fit `max_sentences`
+and max_tokens. Chosen sentences of one passage keep their document order.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Sequence
+
+import numpy as np
+
+from deployments.citations import content_words, sentence_spans
+from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.errors import ConfigError, EngineUnavailable
+from deployments.passage import Passage
+from deployments.prompt import REFUSAL_SENTENCE
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
+_MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
+_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    n: int              # passage number (1-based)
+    start: int          # offset in the passage text: document order
+    text: str           # cleaned, without its final punctuation
+
+
+def clean_sentence(raw: str) -> str:
+    """Markdown scaffolding off a sentence: links to their text, list/heading
+    markers, emphasis, stray brackets; its final punctuation removed."""
+    text = _LINK.sub(r"\1", raw)
+    text = _MARKER_LIKE.sub("", text)
+    text = _LEAD.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = text.replace("[", "(").replace("]", ")").replace("<", "‹").replace(">", "›")
+    text = " ".join(text.split()).strip(" |")
+    return text.rstrip(".!?:;, ")
+
+
+def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int = 80) -> list[Candidate]:
+    """Sentences worth quoting: prose outside code fences, of a readable length."""
+    found: list[Candidate] = []
+    for n, passage in enumerate(passages, start=1):
+        text = passage.text
+        fenced = _fence_ranges(text)
+        for start, end in sentence_spans(text):
+            if any(a <= start < b for a, b in fenced):
+                continue
+            sentence = clean_sentence(text[start:end])
+            words = len(sentence.split())
+            if min_words <= words <= max_words and not sentence.startswith("```"):
+                found.append(Candidate(n, start, sentence))
+    return found
+
+
+def _fence_ranges(text: str) -> list[tuple[int, int]]:
+    ranges, opened = [], None
+    for m in re.finditer(r"^\s*(```|~~~)", text, re.M):
+        if opened is None:
+            opened = m.start()
+        else:
+            ranges.append((opened, m.end()))
+            opened = None
+    if opened is not None:
+        ranges.append((opened, len(text)))
+    return ranges
+
+
+def _stems(words: set[str]) -> set[str]:
+    return {w[:5] for w in words}
+
+
+def overlap(question_words: set[str], sentence: str) -> float:
+    """Share of the question's content words whose 5-letter prefix the sentence has."""
+    if not question_words:
+        return 0.0
+    return len(_stems(question_words) & _stems(content_words(sentence))) / len(_stems(question_words))
+
+
+def _similar(a: str, b: str, limit: float = 0.6) -> bool:
+    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= limit
+
+
+class ExtractiveEngine(Engine):
+    name = "extractive"
+
+    def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.30, cosine_weight: float = 0.6,
+                 rank_bonus: float = 0.05, keep_ratio: float = 0.75, max_sentences: int = 3,
+                 embedder: str = "minilm", **unknown: Any) -> None:
+        if unknown:
+            raise ConfigError(f"unknown extractive engine option(s): {', '.join(sorted(unknown))}; allowed: "
+                              "min_score, cosine_weight, rank_bonus, keep_ratio, max_sentences, embedder")
+        if embedder not in ("minilm", "none"):
+            raise ConfigError(f"extractive embedder must be 'minilm' or 'none', got {embedder!r}")
+        if not 1 <= max_sentences <= 10:
+            raise ConfigError(f"extractive max_sentences must be 1..10, got {max_sentences}")
+        super().__init__(model=model or f"extractive-{embedder}", slots=slots)
+        self.min_score, self.cosine_weight, self.rank_bonus = min_score, cosine_weight, rank_bonus
+        self.keep_ratio, self.max_sentences = keep_ratio, max_sentences
+        self._embedder_name = embedder
+        self._embedder: Any = None
+        self._started = False
+        self._aborted: set[str] = set()
+
+    async def start(self) -> None:
+        if self._embedder_name == "minilm":
+            from docindex.minilm import default_embedder
+
+            self._embedder = await asyncio.to_thread(default_embedder)
+        else:
+            self.cosine_weight = 0.0
+        self._started = True
+
+    def scores(self, question: str, found: Sequence[Candidate], k: int) -> np.ndarray:
+        words = content_words(question)
+        lexical = np.array([overlap(words, c.text) for c in found], dtype=np.float32)
+        if self._embedder is not None and self.cosine_weight > 0:
+            vectors = self._embedder.embed([question, *(c.text for c in found)])
+            cosine = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+        else:
+            cosine = np.zeros(len(found), dtype=np.float32)
+        rank = np.array([1 - (c.n - 1) / max(k, 1) for c in found], dtype=np.float32)
+        return self.cosine_weight * cosine + (1 - self.cosine_weight) * lexical + self.rank_bonus * rank
+
+    def choose(self, question: str, passages: Sequence[Passage], max_tokens: int) -> list[Candidate]:
+        found = candidates(passages)
+        if not found:
+            return []
+        scores = self.scores(question, found, len(passages))
+        order = np.argsort(-scores, kind="stable")
+        best = float(scores[order[0]])
+        if best < self.min_score:
+            return []
+        chosen: list[Candidate] = []
+        budget = max_tokens
+        for i in order:
+            c = found[int(i)]
+            cost = int(len(c.text.split()) * 1.4) + 4
+            if len(chosen) >= self.max_sentences or float(scores[i]) < self.keep_ratio * best:
+                break
+            if cost > budget and chosen:
+                continue
+            if any(_similar(c.text, other.text) for other in chosen):
+                continue
+            chosen.append(c)
+            budget -= cost
+        first_seen = {c.n: i for i, c in reversed(list(enumerate(chosen)))}
+        return sorted(chosen, key=lambda c: (first_seen[c.n], c.start))
+
+    @staticmethod
+    def render(chosen: Sequence[Candidate]) -> list[str]:
+        return [f"{c.text} [{c.n}]." for c in chosen] or [REFUSAL_SENTENCE]
+
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+        if not self._started:
+            raise EngineUnavailable("the extractive engine is not started")
+        chosen = await asyncio.to_thread(self.choose, prompt.question, prompt.passages, params.max_tokens)
+        sentences = self.render(chosen)
+        emitted = 0
+        for i, sentence in enumerate(sentences):
+            if params.request_id in self._aborted:
+                self._aborted.discard(params.request_id)
+                yield Delta(finish_reason="abort", usage=Usage(0, emitted))
+                return
+            text = sentence if i == 0 else " " + sentence
+            emitted += len(text.split())
+            yield Delta(text=text)
+        yield Delta(finish_reason="stop", usage=Usage(prompt_tokens=0, completion_tokens=emitted))
+
+    async def abort(self, request_id: str) -> None:
+        self._aborted.add(request_id)
+        if len(self._aborted) > 1000:          # ids of requests that already ended
+            self._aborted.clear()
+
+    async def check_health(self) -> None:
+        if not self._started:
+            raise EngineUnavailable("the extractive engine is not started")
