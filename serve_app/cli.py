@@ -1,13 +1,17 @@
-"""`askdocs`: ask a running service, check a Serve config.
+"""`askdocs`: ask a running service, check, render and launch a Serve config.
 
     askdocs ask "How do I scale a deployment?" [--url http://127.0.0.1:8000]
     askdocs check-config serve_config.yaml
+    askdocs render-config serve_config.yaml --port 8431 --db var/eval.db --set engine=extractive
+    askdocs launch serve_config.yaml --db var/demo.db [-- COMMAND …]
 """
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Iterator
 
 import click
@@ -123,6 +127,100 @@ def check_config(files: tuple[str, ...]) -> None:
             click.echo(f"{path}: ok")
     if failed:
         sys.exit(1)
+
+
+_render_options = [
+    click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                   default="serve_config.yaml"),
+    click.option("--host", default=None, help="HTTP host (default: the config's)."),
+    click.option("--port", type=click.IntRange(1, 65535), default=None, help="HTTP port (default: the config's)."),
+    click.option("--db", default=None, help="Index file for askdocs' `db` arg (made absolute)."),
+    click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                 help="Override an askdocs arg (value read as YAML); repeatable. Beats ASKDOCS_KEY and the YAML."),
+]
+
+
+def _with_render_options(f):  # type: ignore[no-untyped-def]
+    for option in reversed(_render_options):
+        f = option(f)
+    return f
+
+
+def _rendered(config: Path, host: str | None, port: int | None, db: str | None, sets: tuple[str, ...]) -> dict:
+    from serve_app.launcher import LaunchError, parse_set, render_file
+    try:
+        return render_file(config, host=host, port=port, db=str(Path(db).resolve()) if db else None,
+                           overrides=parse_set(sets), env=os.environ)
+    except LaunchError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@main.command("render-config")
+@_with_render_options
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write here instead of standard output.")
+def render_config(config: Path, host: str | None, port: int | None, db: str | None, sets: tuple[str, ...],
+                  output: Path | None) -> None:
+    """Print CONFIG with only its host, port and askdocs args changed.
+
+    Precedence of an askdocs setting: --set/--db, then an ASKDOCS_* variable
+    (the YAML arg it names is dropped), then the YAML's args, then defaults.
+
+    Example:
+
+        askdocs render-config serve_config.yaml --port 8431 --set default_k=1
+    """
+    from serve_app.launcher import dump
+    text = dump(_rendered(config, host, port, db, sets), config)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@_with_render_options
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("var/run"),
+              show_default=True, help="Rendered config, Ray address and logs.")
+@click.option("--start-timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds until /healthz must answer 200.")
+@click.option("--logs/--no-logs", "to_files", default=False, show_default=True,
+              help="Ray and Serve output to RUN_DIR/*.log instead of this terminal.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def launch(config: Path, host: str | None, port: int | None, db: str | None, sets: tuple[str, ...],
+           run_dir: Path, start_timeout: float, to_files: bool, command: tuple[str, ...]) -> None:
+    """Start CONFIG on a private local Ray cluster and wait until healthy.
+
+    Without COMMAND it serves until Ctrl-C or SIGTERM; with `-- COMMAND …`
+    it runs the command (TARGET=the service URL, GRAPH_WORK=RUN_DIR in its
+    environment) and exits with its status. Either way everything it started
+    is stopped. Settings precedence as in render-config.
+
+    Example:
+
+        askdocs launch serve_config.yaml --db var/demo.db
+    """
+    from serve_app.launcher import Graph, LaunchError, signals_raise
+    rendered = _rendered(config, host, port, db, sets)
+    status = 0
+    with signals_raise():
+        try:
+            with Graph(rendered, run_dir, source=str(config), start_timeout_s=start_timeout,
+                       log_to_files=to_files) as graph:
+                click.echo(f"launch: askdocs up on {graph.base_url} ({json.dumps(graph.health)})", err=True)
+                if command:
+                    env = {**os.environ, "TARGET": graph.base_url, "GRAPH_WORK": str(run_dir)}
+                    status = subprocess.run(list(command), env=env).returncode
+                else:
+                    status = graph.wait()
+        except LaunchError as e:
+            raise click.ClickException(str(e)) from None
+        except KeyboardInterrupt:
+            status = 130
+        finally:
+            click.echo("launch: stopped", err=True)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

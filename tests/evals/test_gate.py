@@ -19,9 +19,60 @@ def committed_entry(name: str) -> tuple[dict, dict[str, dict]]:
     return entry, load_run(REPO / entry["results"])[1]
 
 
-def test_gate_check_passes_on_the_committed_results(capsys):
-    assert gate.main(["check"]) == 0
-    assert "gate: passed" in capsys.readouterr().out
+def fresh_run(tmp_path: Path, name: str, records: dict[str, dict], meta: dict | None = None) -> Path:
+    """A run folder as evals/run.py writes it (records + report.json's meta)."""
+    run = tmp_path / name
+    run.mkdir()
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records.values()))
+    (run / "report.json").write_text(json.dumps({"meta": meta or {}, "metrics": {}}))
+    return run
+
+
+def gate_file(tmp_path: Path, entries: dict) -> Path:
+    path = tmp_path / "gate.json"
+    path.write_text(json.dumps({"entries": entries}))
+    return path
+
+
+def test_check_gates_fresh_runs_not_the_committed_records(tmp_path, capsys):
+    entry, records = committed_entry("retrieval")
+    run = fresh_run(tmp_path, "fresh", records)
+    assert gate.main(["--gate", str(gate_file(tmp_path, {"retrieval": entry})), "check", f"retrieval={run}"]) == 0
+    out = capsys.readouterr().out
+    assert "gate: passed" in out and str(run.name) in out
+
+
+def test_check_fails_when_an_entry_gets_no_fresh_run(tmp_path, capsys):
+    entry, records = committed_entry("retrieval")
+    gf = gate_file(tmp_path, {"retrieval": entry, "other": entry})
+    assert gate.main(["--gate", str(gf), "check", f"retrieval={fresh_run(tmp_path, 'r', records)}"]) == 1
+    assert "other: FAIL no fresh run given" in capsys.readouterr().out
+    assert gate.main(["--gate", str(gf), "check", f"nope={tmp_path}"]) == 2          # an unknown entry
+    assert gate.main(["--gate", str(gf), "check", "retrieval"]) == 2                  # not ENTRY=RUN_DIR
+
+
+def test_check_fails_a_run_served_by_another_engine(tmp_path, capsys):
+    entry, records = committed_entry("retrieval")
+    gf = gate_file(tmp_path, {"retrieval": {**entry, "engine": "extractive"}})
+    run = fresh_run(tmp_path, "r", records, {"served": {"engine": "fake"}})
+    assert gate.main(["--gate", str(gf), "check", f"retrieval={run}"]) == 1
+    assert "served by engine 'fake', the floors are for 'extractive'" in capsys.readouterr().out
+
+
+def test_a_subset_entry_gates_exactly_its_cases(tmp_path):
+    cases = load_cases()
+    entry, records = committed_entry("retrieval")
+    ids = [c.id for c in cases[0::3]]
+    subset = {i: records[i] for i in ids}
+    base, rerun = fresh_run(tmp_path, "base", subset), fresh_run(tmp_path, "rerun", subset)
+    derived = gate.derive_entry(cases, base, [rerun])
+    assert derived["cases"] == sorted(ids)
+    gf = gate_file(tmp_path, {"retrieval": derived})
+    assert gate.main(["--gate", str(gf), "check", f"retrieval={rerun}"]) == 0
+    short = fresh_run(tmp_path, "short", {i: records[i] for i in ids[1:]})
+    assert gate.main(["--gate", str(gf), "check", f"retrieval={short}"]) == 1
+    with pytest.raises(gate.GateError, match="rerun"):
+        gate.derive_entry(cases, base, [short])                       # noise needs full reruns
 
 
 def test_every_committed_run_covers_exactly_the_current_cases():
@@ -49,9 +100,8 @@ def test_check_fails_when_a_metric_falls_below_its_floor(tmp_path):
     with (broken / "records.jsonl").open("w") as f:
         for rec in records.values():                      # every answerable case loses its passages
             f.write(json.dumps({**rec, "sources": []} if rec["kind"] in ("factual", "two_source") else rec) + "\n")
-    gate_file = tmp_path / "gate.json"
-    gate_file.write_text(json.dumps({"entries": {"retrieval": {**entry, "results": str(broken)}}}))
-    assert gate.main(["--gate", str(gate_file), "check"]) == 1
+    gf = gate_file(tmp_path, {"retrieval": entry})
+    assert gate.main(["--gate", str(gf), "check", f"retrieval={broken}"]) == 1
 
 
 def test_compare_passes_a_rerun_of_the_same_code():

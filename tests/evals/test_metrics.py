@@ -51,6 +51,26 @@ def test_key_facts_match_alternatives_case_and_number_formatting():
     assert score("key_fact_recall", FACTUAL, refused) == (0.0, 2.0)   # a refusal states no facts
 
 
+@pytest.mark.parametrize("text, fact, present", [
+    ("fence a47f opened", "47", False),        # inside a token
+    ("limit 147 calls", "47", False),          # part of a longer number
+    ("version 4.47", "47", False),             # a number continues before it
+    ("47.5 ms", "47", False),                  # ... or after it
+    ("exactly 47.", "47", True),               # sentence punctuation is a boundary
+    ("(47)", "47", True),
+    ("a redirect rule", "dir", False),
+    ("the dir argument", "dir", True),
+    ("libcmcp_core", "core", False),           # underscores join identifiers
+    ("libcmcp_core", "core|libcmcp_core", True),
+    ("dimension", "dim", False),
+    ("run with --db var/x.db", "--db", True),  # a fact that starts with punctuation
+    ("about 1,048,576 bytes", "1048576", True),
+    ("0.50 floor", "0.5", False),
+])
+def test_key_facts_match_on_token_boundaries_and_numbers_as_whole_numbers(text, fact, present):
+    assert fact_present(text, fact) is present
+
+
 def test_context_recall_is_zero_after_a_gate_refusal():
     gate_refused = {"mode": "service", "sources": srcs("a.md"), "refused": True, "refusal_stage": "gate"}
     model_refused = {**gate_refused, "refusal_stage": "model"}
