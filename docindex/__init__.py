@@ -1,13 +1,15 @@
 """docindex: a hybrid (dense + BM25) document index in one SQLite file.
 
+    discover.py    which files an ingest reads: links kept inside the paths, regular files only
+    bounds.py      per-file bounds: size checked before reading, non-blocking reads, block lengths
     extract.py     files → blocks (headings, paragraphs, code): Markdown, text, HTML, PDF
     chunking.py    blocks → chunks: heading paths, GitHub slugs, token-sized pieces with overlap
     embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)
     minilm.py      the default embedder: the re-quantized MiniLM when it passes quantize.py's check
     textsearch.py  FTS5 text: jieba for CJK, stopwords, quoted MATCH expressions
-    store.py       the SQLite schema, opening with checks, ingest's writes
+    store.py       the SQLite schema, opening with checks, ingest's writes, dropping a collection
     ingest.py      paths → one transaction (unchanged / changed / removed by SHA-256)
     index.py       Index: search (RRF of dense + BM25), browsing, reload on a new version
-    cli.py         `docindex ingest | search | stats | serve-mcp`
+    cli.py         `docindex ingest | search | stats | drop | serve-mcp`
     mcp_server.py, fetch_docs.py   the stdio MCP server and its file tree export
 """

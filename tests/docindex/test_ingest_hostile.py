@@ -190,3 +190,23 @@ def test_when_every_file_is_skipped_nothing_is_written(tmp_path, fake_embedder):
         ingest([tmp_path], tmp_path / "i.db", "docs", embedder=fake_embedder)
     assert [s.reason for s in caught.value.skipped] == ["not a regular file (a FIFO)"]
     assert not (tmp_path / "i.db").exists()
+
+
+def test_a_document_swapped_for_a_link_out_of_the_roots_leaves_the_collection(root, tmp_path, fake_embedder):
+    db = tmp_path / "i.db"
+    (root / "notes.md").write_text("# Notes\n\nharmless notes\n")
+    assert ingest([root], db, "docs", embedder=fake_embedder).added == 2
+    (root / "notes.md").unlink()
+    (root / "notes.md").symlink_to("/etc/hostname" if Path("/etc/hostname").exists() else tmp_path)
+    report = ingest([root], db, "docs", embedder=fake_embedder)
+    assert (report.removed, report.skipped) == (1, 1) and "outside the ingested paths" in report.errors[0]
+    assert indexed_sources(db, fake_embedder) == ["good.md"]
+
+
+def test_a_document_grown_past_the_bound_keeps_its_previous_version(root, tmp_path, fake_embedder):
+    db = tmp_path / "i.db"
+    ingest([root], db, "docs", embedder=fake_embedder, max_file_bytes=1000)
+    (root / "good.md").write_text("# Good\n\n" + "grown " * 400)
+    report = ingest([root], db, "docs", embedder=fake_embedder, max_file_bytes=1000)
+    assert (report.changed, report.removed, report.skipped) == (0, 0, 1)
+    assert indexed_sources(db, fake_embedder) == ["good.md"]
