@@ -168,3 +168,35 @@ def test_hf_folder_is_refused_with_a_pointer_to_the_right_engine(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ConfigError, match="vllm"):
         LlamaCppEngine(model=str(tmp_path))
+
+
+# ---------------------------------------------------------------- citation-constrained decoding
+
+def _rag_prompt(k: int):
+    from deployments.passage import Passage
+    from deployments.prompt import PromptLimits, build_prompt
+
+    passages = [Passage("a.md", "cMCP needs only libcurl at run time.", 0.6),
+                Passage("b.md", "The crag-mcp server answers crag_search over stdio.", 0.5),
+                Passage("c.md", "Its default k is 5 and the maximum is 50.", 0.4)][:k]
+    return build_prompt("What does cMCP need at run time?", passages, PromptLimits(4, 900))
+
+
+async def test_constrained_answers_cite_only_the_sources_given(engine):
+    from deployments.citation_grammar import matches
+    from deployments.citations import cited_numbers
+
+    for k in (1, 3):
+        deltas = await collect(engine, _rag_prompt(k), GenParams(request_id=f"g{k}", max_tokens=96))
+        answer = "".join(d.text for d in deltas)
+        assert set(cited_numbers(answer)) <= set(range(1, k + 1)), answer
+        if deltas[-1].finish_reason == "stop":
+            assert matches(answer, k), answer        # a finished answer is exactly in the grammar's language
+        else:
+            assert deltas[-1].finish_reason == "length"
+
+
+async def test_unconstrained_decoding_is_still_available(engine):
+    params = GenParams(request_id="u1", max_tokens=8, constrain_citations=False)
+    deltas = await collect(engine, _rag_prompt(2), params)
+    assert deltas[-1].finish_reason in ("stop", "length")

@@ -1,0 +1,76 @@
+"""The extractive engine: the passages' own sentences, each with its marker."""
+from __future__ import annotations
+
+import pytest
+
+from deployments.citation_grammar import matches
+from deployments.citations import check
+from deployments.engines.base import GenParams
+from deployments.engines.extractive import ExtractiveEngine, candidates, clean_sentence
+from deployments.engines.registry import engine_class
+from deployments.errors import ConfigError
+from deployments.passage import Passage
+from deployments.prompt import REFUSAL_SENTENCE, PromptLimits, build_prompt
+
+
+PASSAGES = [
+    Passage("README.md", "# cMCP\n\ncMCP is a C11 SDK for the Model Context Protocol. Its only runtime dependency "
+            "is libcurl, used for the HTTP transport.\n\n```sh\nmake install\n```\n", 0.7),
+    Passage("docs/perf.md", "Over stdio cMCP sustains about 50,487 tools/call requests per second. "
+            "That is 5.8 times the TypeScript SDK.", 0.6),
+    Passage("docs/build.md", "Build with CMake 3.20 or newer. See [the guide](guide.md) for **Windows** [1].", 0.5),
+]
+
+
+async def answer(engine: ExtractiveEngine, question: str, passages=PASSAGES, max_tokens: int = 256):
+    prompt = build_prompt(question, passages, PromptLimits(4, 900))
+    deltas = [d async for d in engine.stream(prompt, GenParams(request_id="x", max_tokens=max_tokens))]
+    return "".join(d.text for d in deltas), deltas[-1]
+
+
+@pytest.fixture
+async def lexical():
+    engine = ExtractiveEngine(embedder="none")
+    await engine.start()
+    return engine
+
+
+async def test_answers_with_the_best_sentence_verbatim_and_its_marker(lexical) -> None:
+    text, last = await answer(lexical, "What is the only runtime dependency of cMCP?")
+    assert text.startswith("Its only runtime dependency is libcurl, used for the HTTP transport [1].")
+    assert last.finish_reason == "stop" and last.usage.completion_tokens > 0
+    assert matches(text, 3)
+    result = check(text, PASSAGES)
+    assert result.invalid_citations == [] and result.support == 1.0
+
+
+async def test_refuses_when_no_sentence_is_relevant(lexical) -> None:
+    text, _ = await answer(lexical, "Which wine goes with grilled salmon?")
+    assert text == REFUSAL_SENTENCE
+
+
+async def test_at_most_three_sentences_and_no_code(lexical) -> None:
+    text, _ = await answer(lexical, "How fast is cMCP over stdio compared with the TypeScript SDK and how to build it?")
+    assert 1 <= text.count("].") <= 3 and "make install" not in text and "```" not in text
+
+
+async def test_max_tokens_bounds_the_answer(lexical) -> None:
+    text, _ = await answer(lexical, "How fast is cMCP over stdio compared with the TypeScript SDK?", max_tokens=20)
+    assert text.count("].") == 1
+
+
+def test_markdown_is_cleaned_and_source_markers_cannot_become_citations() -> None:
+    assert clean_sentence("See [the guide](guide.md) for **Windows** [1].") == "See the guide for Windows"
+    assert all("[" not in c.text for c in candidates(PASSAGES))
+
+
+async def test_with_the_minilm_embedder_it_is_in_the_registry_and_answers() -> None:
+    engine = engine_class("extractive")(model="", slots=1)
+    await engine.start()
+    text, _ = await answer(engine, "How many requests per second over stdio?")
+    assert "50,487" in text and "[2]" in text
+
+
+def test_unknown_options_are_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown extractive engine option"):
+        ExtractiveEngine(min_scor=0.3)
