@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 REQS   := requirements/base.txt requirements/dev.txt requirements/models.txt requirements/constraints.txt pyproject.toml
 
-.PHONY: install test test-slow test-vllm run index bench clean lint reliability eval
+.PHONY: install test test-slow test-vllm run index bench clean lint reliability corpora eval
 
 install: $(STAMP)
 
@@ -45,6 +45,18 @@ eval: install
 
 index: install
 	bash scripts/build_demo_index.sh
+
+# Out-of-sample retrieval corpora (Debian's postgresql-doc-15 and python3.11-doc,
+# pinned and checked file by file) and their indexes in var/oos/; see
+# benchmarks/oos/README.md. Ingest is incremental: a second run takes seconds.
+OOS_PG := /usr/share/doc/postgresql-doc-15/html
+OOS_PY := /usr/share/doc/python3.11-doc/html
+corpora: install
+	bash scripts/install_corpora.sh
+	mkdir -p var/oos
+	$(BIN)/docindex ingest $(OOS_PG) --db var/oos/postgresql.db --collection postgresql
+	$(BIN)/docindex ingest $(addprefix $(OOS_PY)/,faq howto library reference tutorial using) \
+	  --db var/oos/python.db --collection python
 
 run: install
 	bash scripts/run.sh
