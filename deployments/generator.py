@@ -18,6 +18,7 @@ from typing import AsyncIterator
 from ray import serve
 
 from deployments.engines.base import Delta, Engine, EngineSpec, GenParams, Prompt
+from deployments.engines.options import validate_engine_options
 from deployments.engines.registry import engine_class
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
 from deployments.logs import use_serve_logging
@@ -33,7 +34,8 @@ class RetryPolicy:
 
 
 def make_engine(spec: EngineSpec) -> Engine:
-    return engine_class(spec.name)(model=spec.model, slots=spec.slots, **spec.options)
+    options = validate_engine_options(spec.name, spec.options)
+    return engine_class(spec.name)(model=spec.model, slots=spec.slots, **options)
 
 
 def check_slots(engine_slots: int, max_ongoing_requests: int) -> None:

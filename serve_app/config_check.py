@@ -23,6 +23,8 @@ from pydantic import BaseModel, ValidationError
 from ray.serve.config import AutoscalingConfig
 from ray.serve.schema import ServeDeploySchema
 
+from deployments.engines.options import validate_engine_options
+
 ASKDOCS_IMPORT_PATH = "serve_app.app:build_app"
 ASKDOCS_DEPLOYMENTS = ("Ingress", "Retriever", "Gate", "Generator", "CitationChecker")
 MAX_CPUS_PER_REPLICA = 0.5   # 5 deployments on 2 cores: 1 CPU each makes serve.run hang unscheduled
@@ -102,6 +104,10 @@ def _policy(app: dict[str, Any], index: int) -> list[str]:
     except Exception as e:  # ConfigError with a readable message
         found.append(f"{where}.args: {e}")
         return found
+    try:
+        validate_engine_options(settings.engine, settings.engine_options)
+    except Exception as e:  # ConfigError: unknown engine or options, one readable line
+        found.append(f"{where}.args: {e}")
     gen = deployments.get("Generator") or {}
     if "max_ongoing_requests" in gen and gen["max_ongoing_requests"] != settings.engine_slots:
         found.append(f"{where}.Generator.max_ongoing_requests is {gen['max_ongoing_requests']} but args.engine_slots "

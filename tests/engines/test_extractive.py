@@ -74,3 +74,33 @@ async def test_with_the_minilm_embedder_it_is_in_the_registry_and_answers() -> N
 def test_unknown_options_are_a_config_error() -> None:
     with pytest.raises(ConfigError, match="unknown extractive engine option"):
         ExtractiveEngine(min_scor=0.3)
+
+
+def test_engine_options_are_typed_for_every_engine() -> None:
+    from deployments.engines.options import validate_engine_options
+
+    assert validate_engine_options("extractive", {"min_score": 0.2}) == {"min_score": 0.2}
+    assert validate_engine_options("openai", {"grammar_field": "vllm"}) == {"grammar_field": "vllm"}
+    with pytest.raises(ConfigError, match="openai engine options: bogus"):
+        validate_engine_options("openai", {"bogus": 1})
+    with pytest.raises(ConfigError, match="grammar_field"):
+        validate_engine_options("openai", {"grammar_field": "json"})
+    with pytest.raises(ConfigError, match="unknown engine 'llamcpp'"):
+        validate_engine_options("llamcpp", {})
+    with pytest.raises(ConfigError, match="unknown vllm engine arg"):
+        validate_engine_options("vllm", {"max_model_lenn": 10})
+
+
+def test_check_config_rejects_a_misspelled_engine_and_its_options(tmp_path) -> None:
+    import yaml
+
+    from serve_app.config_check import check_file
+
+    config = yaml.safe_load(open("serve_config.yaml"))
+    config["applications"][0]["args"].update(engine="llamcpp")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert any("unknown engine 'llamcpp'" in p for p in check_file(path))
+    config["applications"][0]["args"].update(engine="extractive", engine_options={"min_scor": 0.2})
+    path.write_text(yaml.safe_dump(config))
+    assert any("min_scor" in p for p in check_file(path))

@@ -1,0 +1,88 @@
+"""Tune the extractive engine's few knobs offline, on half of the dev cases.
+
+The 66 dev cases are split by a hash of their id into a `tune` half (used
+here to pick `min_score` and `cosine_weight`) and a `check` half (only
+reported, to see that what was picked holds on cases it was not picked on).
+Retrieval is the index's own search (k = the prompt's 4 sources), the
+answer is `ExtractiveEngine.choose` exactly as served; no service needed.
+
+    python -m evals.extractive_tune --db var/eval.db            # grid on the tune half, then both halves
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+from typing import Sequence
+
+from deployments.engines.extractive import ExtractiveEngine
+from deployments.passage import Passage
+from deployments.prompt import PromptLimits, build_prompt
+from evals.cases import Case, load_cases
+from evals.metrics import fact_present
+
+K = 4
+
+
+def half(case: Case) -> str:
+    return "tune" if int(hashlib.sha256(case.id.encode()).hexdigest(), 16) % 2 == 0 else "check"
+
+
+def passages_for(index, case: Case, collection: str) -> list[Passage]:
+    hits = index.search(case.question, K, collection)
+    used = build_prompt(case.question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title)
+                                        for h in hits], PromptLimits(K, 900)).passages
+    return list(used)
+
+
+def score(engine: ExtractiveEngine, cases: Sequence[Case], contexts: dict[str, list[Passage]]) -> dict:
+    facts = found = answerable = refused_ok = refused_wrong = unanswerable = sentences = 0
+    for case in cases:
+        chosen = engine.choose(case.question, contexts[case.id], 256)
+        answer = " ".join(engine.render(chosen))
+        if case.kind in ("factual", "two_source"):
+            answerable += 1
+            refused_wrong += not chosen
+            sentences += len(chosen)
+            for fact in case.key_facts:
+                facts += 1
+                found += fact_present(answer, fact)
+        else:
+            unanswerable += 1
+            refused_ok += not chosen
+    return {"key_fact_recall": round(found / max(facts, 1), 3), "wrong_refusals": refused_wrong,
+            "answerable": answerable, "correct_refusals": refused_ok, "unanswerable": unanswerable,
+            "mean_sentences": round(sentences / max(answerable - refused_wrong, 1), 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default="var/eval.db")
+    parser.add_argument("--collection", default="cmcp")
+    args = parser.parse_args()
+    from docindex.index import Index
+    from docindex.minilm import default_embedder
+
+    index = Index(args.db)
+    cases = load_cases()
+    contexts = {c.id: passages_for(index, c, args.collection) for c in cases}
+    halves = {h: [c for c in cases if half(c) == h] for h in ("tune", "check")}
+    embedder = default_embedder()
+    rows = []
+    for min_score, weight in itertools.product((0.2, 0.25, 0.3, 0.35, 0.4), (0.4, 0.6, 0.8)):
+        engine = ExtractiveEngine(min_score=min_score, cosine_weight=weight)
+        engine._embedder, engine._started = embedder, True
+        rows.append({"min_score": min_score, "cosine_weight": weight, **score(engine, halves["tune"], contexts)})
+        print(json.dumps(rows[-1]))
+    # Pick: no wrong refusal first, then key facts, then correct refusals.
+    best = max(rows, key=lambda r: (-r["wrong_refusals"], r["key_fact_recall"], r["correct_refusals"]))
+    engine = ExtractiveEngine(min_score=best["min_score"], cosine_weight=best["cosine_weight"])
+    engine._embedder, engine._started = embedder, True
+    print("picked", json.dumps({k: best[k] for k in ("min_score", "cosine_weight")}))
+    for name, subset in halves.items():
+        print(name, len(subset), json.dumps(score(engine, subset, contexts)))
+
+
+if __name__ == "__main__":
+    main()
