@@ -1,0 +1,189 @@
+"""Out-of-sample retrieval: the project's search as shipped vs whole-document BM25.
+
+    .venv/bin/python benchmarks/retrieval_oos.py --corpus postgresql [--split dev|test|all]
+
+Needs `make corpora` (the pinned corpora and var/oos/<corpus>.db); the
+baseline index is built on first use and reused. Per question, in one run:
+
+* ours: `docindex.index.Index(db).search(question, k=50, collection)`, in
+  process, the call `docindex search --json` makes (checked: the CLI's chunk
+  ids for one question must equal ours). Chunks are deduplicated by source in
+  rank order into a document ranking.
+* baseline: FTS5 bm25() over one row per whole document (benchmarks/oos/baseline.py).
+
+Metrics (benchmarks/oos/metrics.py): distinct-document recall@1/3/5/10,
+MRR@10, nDCG@10, and for ours chunk recall@4 (a gold page among the first 4
+chunks, what the model receives), each with a 95 % bootstrap CI (2,000
+resamples, fixed seed) and the paired difference to the baseline. Search
+latency P50/P95 for both. The Gate out of sample: best cosine and best fusion
+among the first 4 chunks for answerable and off-topic questions, and what the
+shipped floor (0.29) passes.
+
+Results: benchmarks/results/retrieval_oos_<corpus>_<split>.{json,md}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.docindex_common import REPO, machine, percentiles, write_results  # noqa: E402
+from benchmarks.oos import metrics  # noqa: E402
+from benchmarks.oos.baseline import WholeDocumentBM25  # noqa: E402
+from benchmarks.oos.corpus import CORPORA  # noqa: E402
+from benchmarks.oos.questions import off_topic, questions  # noqa: E402
+
+CHUNKS = 50            # chunks asked for: enough to fill 10 distinct documents
+GATE_FLOOR = 0.29      # serve_app/settings.py gate_min_cosine, shipped default
+
+
+def gate_passes(best_cosine: float | None, floor: float = GATE_FLOOR) -> bool:
+    """deployments.gate.decide, replicated: importing it imports Ray Serve."""
+    return best_cosine is not None and best_cosine >= floor
+
+
+def run_ours(index, question: str, collection: str) -> dict:
+    started = time.perf_counter()
+    hits = index.search(question, k=CHUNKS, collection=collection)
+    elapsed = (time.perf_counter() - started) * 1e3
+    model = hits[:metrics.CHUNKS_TO_MODEL]
+    return {"ms": elapsed, "chunk_ids": [h.chunk_id for h in hits], "sources": [h.source for h in hits],
+            "best_cosine": max((h.cosine for h in model), default=None),
+            "best_fusion": max((h.fusion for h in model), default=None)}
+
+
+def cli_matches(db: Path, collection: str, question: str, chunk_ids: list[int]) -> bool:
+    """`docindex search --json` returns the same chunks, in the same order, as the in-process call."""
+    out = subprocess.run([sys.executable, "-m", "docindex.cli", "search", question, "--db", str(db),
+                          "-c", collection, "-k", str(CHUNKS), "--json"],
+                         capture_output=True, text=True, check=True, env=os.environ.copy()).stdout
+    return [hit["chunk_id"] for hit in json.loads(out)] == chunk_ids
+
+
+def score(qs: list[dict], ours: list[dict], base: list[list[str]]) -> dict:
+    per_ours, per_base = [], []
+    for q, o, b in zip(qs, ours, base):
+        relevant = {q["gold"], *q["also"]}
+        per_ours.append(metrics.per_question(metrics.distinct(o["sources"])[:10], relevant, o["sources"]))
+        per_base.append(metrics.per_question(b[:10], relevant, None))
+    table = {}
+    for name in per_ours[0]:
+        a = [p[name] for p in per_ours]
+        row = {"ours": metrics.bootstrap_ci(a)}
+        if name in per_base[0]:
+            b = [p[name] for p in per_base]
+            row["baseline"] = metrics.bootstrap_ci(b)
+            row["difference"] = metrics.paired_ci(a, b)
+        table[name] = {k: [round(x, 4) for x in v] for k, v in row.items()}
+    return {"table": table, "per_question": [
+        {"id": q["id"], "gold": q["gold"], "ours": metrics.distinct(o["sources"])[:10], "baseline": b[:10],
+         "ours_rank": metrics.first_hit(metrics.distinct(o["sources"]), {q["gold"], *q["also"]}),
+         "baseline_rank": metrics.first_hit(b, {q["gold"], *q["also"]}),
+         "best_cosine": o["best_cosine"]} for q, o, b in zip(qs, ours, base)]}
+
+
+def gate_report(answerable: list[dict], off: list[dict]) -> dict:
+    report = {"floor": GATE_FLOOR, "scored_over": f"first {metrics.CHUNKS_TO_MODEL} chunks",
+              "decision": "replica of deployments.gate.decide (best cosine >= floor); the module imports Ray"}
+    for score_name in ("best_cosine", "best_fusion"):
+        pos = [o[score_name] for o in answerable if o[score_name] is not None]
+        neg = [o[score_name] for o in off if o[score_name] is not None]
+        report[score_name] = {"answerable": metrics.spread(pos), "off_topic": metrics.spread(neg),
+                              "auc_answerable_vs_off_topic": round(metrics.auc(pos, neg), 4)}
+    report["answerable_refused"] = sum(not gate_passes(o["best_cosine"]) for o in answerable)
+    report["answerable"] = len(answerable)
+    report["off_topic_passed"] = sum(gate_passes(o["best_cosine"]) for o in off)
+    report["off_topic"] = len(off)
+    return report
+
+
+def provenance(index, name: str) -> dict:
+    import docindex
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+    code = Path(docindex.__file__).resolve().parent
+    stamp = code.parent / "COMMIT"      # a `git archive` snapshot of docindex/ carries its commit here
+    source = (f"git archive of {stamp.read_text().strip()} at {code}" if stamp.exists()
+              else f"{code} (working tree{', uncommitted changes in docindex/' if git('status', '--porcelain', 'docindex') else ', clean'})")
+    stats = index.stats()
+    return {"commit": git("rev-parse", "HEAD"), "docindex_code": source, "db": str(index.path),
+            "chunks": stats["chunks"], "documents": stats["documents"], "embed_model": stats["embed_model"]}
+
+
+def markdown(name: str, split: str, payload: dict) -> str:
+    m, t, g = payload["machine"], payload["scores"]["table"], payload["gate"]
+    lines = [f"# Out-of-sample retrieval: {name}, {split} split ({payload['questions']} questions)", "",
+             f"{m['date']} · {m['machine']} · load {m['load_avg_1m_at_start']} at start · commit "
+             f"{payload['provenance']['commit'][:10]} · docindex code: {payload['provenance']['docindex_code']} · "
+             f"{payload['provenance']['chunks']} chunks in {payload['provenance']['documents']} documents", "",
+             "| metric | ours (hybrid, as shipped) | whole-doc BM25 | ours − BM25 |", "|---|---|---|---|"]
+    fmt = lambda v: f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"  # noqa: E731
+    for metric, row in t.items():
+        lines.append(f"| {metric} | {fmt(row['ours'])} | {fmt(row['baseline']) if 'baseline' in row else 'n/a'} | "
+                     f"{fmt(row['difference']) if 'difference' in row else 'n/a'} |")
+    lat = payload["latency_ms"]
+    lines += ["", f"Search latency (ms, k={CHUNKS}): ours P50 {lat['ours']['p50']} P95 {lat['ours']['p95']}; "
+              f"BM25 P50 {lat['baseline']['p50']} P95 {lat['baseline']['p95']}. "
+              f"`docindex search --json` equals the in-process call: {payload['cli_matches']}.", "",
+              f"Gate (floor {g['floor']}, best cosine of the first 4 chunks; {g['decision']}): "
+              f"{g['answerable_refused']}/{g['answerable']} answerable refused, "
+              f"{g['off_topic_passed']}/{g['off_topic']} off-topic passed.", "",
+              "| score | answerable min / p5 / p50 / max | off-topic min / p50 / p95 / max | AUC |", "|---|---|---|---|"]
+    for s in ("best_cosine", "best_fusion"):
+        a, o = g[s]["answerable"], g[s]["off_topic"]
+        lines.append(f"| {s} | {a['min']} / {a['p5']} / {a['p50']} / {a['max']} | {o['min']} / {o['p50']} / "
+                     f"{o['p95']} / {o['max']} | {g[s]['auc_answerable_vs_off_topic']} |")
+    lines += ["", "CIs: 95 % percentile bootstrap, 2,000 resamples, fixed seed; differences are paired. "
+              "Recall/MRR/nDCG over distinct documents (gold page or an accepted alternative); chunk_recall@4: "
+              "a gold page among the first 4 chunks.", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", required=True, choices=sorted(CORPORA))
+    parser.add_argument("--split", default="dev", choices=("dev", "test", "all"))
+    parser.add_argument("--rebuild-baseline", action="store_true", help="Rebuild the whole-document BM25 index.")
+    parser.add_argument("--no-cli-check", action="store_true", help="Skip the `docindex search --json` check.")
+    parser.add_argument("--name", default=None, help="Result file stem (default retrieval_oos_<corpus>_<split>).")
+    args = parser.parse_args()
+    corpus = CORPORA[args.corpus]
+    if not corpus.db.exists():
+        sys.exit(f"retrieval_oos: {corpus.db} missing: run `make corpora` first")
+    from docindex.index import Index
+
+    info = machine()
+    qs, off = questions(args.corpus, args.split), off_topic(args.corpus, args.split)
+    baseline = WholeDocumentBM25(corpus, rebuild=args.rebuild_baseline)
+    with Index(corpus.db) as index:
+        index.search("warm up", k=1, collection=args.corpus)
+        ours = [run_ours(index, q["question"], args.corpus) for q in qs]
+        off_ours = [run_ours(index, q["question"], args.corpus) for q in off]
+        base, base_ms = [], []
+        for q in qs:
+            started = time.perf_counter()
+            base.append(baseline.search(q["question"], k=10))
+            base_ms.append((time.perf_counter() - started) * 1e3)
+        checked = None if args.no_cli_check else cli_matches(corpus.db, args.corpus, qs[0]["question"],
+                                                              ours[0]["chunk_ids"])
+        payload = {"corpus": args.corpus, "split": args.split, "questions": len(qs), "machine": info,
+                   "provenance": provenance(index, args.corpus), "baseline_documents": baseline.documents(),
+                   "chunks_asked": CHUNKS, "cli_matches": checked,
+                   "latency_ms": {"ours": percentiles([o["ms"] for o in ours + off_ours]),
+                                  "baseline": percentiles(base_ms)},
+                   "scores": score(qs, ours, base), "gate": gate_report(ours, off_ours)}
+    baseline.close()
+    name = args.name or f"retrieval_oos_{args.corpus}_{args.split}"
+    write_results(name, payload, markdown(args.corpus, args.split, payload))
+
+
+if __name__ == "__main__":
+    main()
