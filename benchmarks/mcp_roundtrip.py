@@ -105,7 +105,7 @@ def scale_index(base: Path, target: Path, chunks_wanted: int, seed: int = 7) -> 
         copies = max(0, round(chunks_wanted / max(base_count, 1)) - 1)
         conn.execute("BEGIN IMMEDIATE")
         for copy in range(1, copies + 1):
-            for doc_id, collection, source, path, sha, size, mtime, title, metadata in documents:
+            for doc_id, collection, source, path, sha, size, mtime, title, _metadata in documents:
                 new_id = store.insert_document(
                     conn, collection=collection, source=f"scaled/{copy:03d}/{source}", path=path,
                     sha256=f"{sha[:56]}{copy:08x}", size=size, mtime_ns=mtime, title=title, metadata={},

@@ -23,7 +23,6 @@ import copy
 import os
 import platform
 import shutil
-import statistics
 import sys
 import time
 import uuid

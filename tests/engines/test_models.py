@@ -1,5 +1,4 @@
 """Model resolution: the default GGUF, paths, and served names."""
-from pathlib import Path
 
 import pytest
 

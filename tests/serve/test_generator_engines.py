@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from deployments.engines.base import EngineSpec, GenParams, Message, Prompt
+from deployments.engines.base import EngineSpec, GenParams, Prompt
 from deployments.engines.fake import FakeEngine
 from deployments.engines.openai_compat import OpenAIEngine
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
