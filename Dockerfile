@@ -72,18 +72,17 @@ ENV PATH=/app/.venv/bin:$PATH \
     RAY_USAGE_STATS_ENABLED=0 \
     RAY_AUTH_MODE=disabled \
     RAY_SERVE_DEFAULT_HTTP_HOST=0.0.0.0
-# serve_config.yaml binds 127.0.0.1 (right on a laptop); in a container the
-# proxy must listen on all interfaces or `-p 8000:8000` reaches nothing. The
-# index path becomes absolute so it does not depend on the replicas' cwd.
-RUN python -c "import pathlib, yaml; p = pathlib.Path('serve_config.yaml'); c = yaml.safe_load(p.read_text()); c['http_options']['host'] = '0.0.0.0'; c['applications'][0]['args']['db'] = '/app/var/askdocs.db'; p.write_text(yaml.safe_dump(c, sort_keys=False))"
 USER 1000:1000
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=180s --retries=3 \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
-# A head without the dashboard (it costs ~2.7 GB and ~20 s), then Serve in
-# the foreground as PID 1's child via exec, so `docker stop` (SIGTERM) stops
-# Serve cleanly.
-CMD ["sh", "-c", "ray start --head --include-dashboard=false --disable-usage-stats && exec serve run --address auto serve_config.yaml"]
+# The one launcher (serve_app/launcher.py, as `make run` uses it): a Ray head
+# without the dashboard (it costs ~2.7 GB and ~20 s), `serve run` of
+# serve_config.yaml rendered to listen on all interfaces (it binds 127.0.0.1,
+# right on a laptop; in a container `-p 8000:8000` would reach nothing), the
+# index from ASKDOCS_DB (an ASKDOCS_* variable beats the YAML arg it names);
+# `docker stop` (SIGTERM) stops Serve, then Ray.
+CMD ["askdocs", "launch", "serve_config.yaml", "--host", "0.0.0.0", "--run-dir", "/tmp/askdocs-run"]
 
 # ---------------------------------------------------------------------------
 # gpu-build: the same venv plus vLLM's CUDA build. vLLM's wheels bundle the
@@ -119,4 +118,4 @@ USER 1000:1000
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=600s --retries=3 \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
-CMD ["sh", "-c", "ray start --head --include-dashboard=false --disable-usage-stats && exec serve run --address auto serve_config.gpu.yaml"]
+CMD ["askdocs", "launch", "serve_config.gpu.yaml", "--host", "0.0.0.0", "--run-dir", "/tmp/askdocs-run"]

@@ -170,7 +170,7 @@ class Graph:
     source: str = "serve_config.yaml"
     start_timeout_s: float = START_TIMEOUT_S
     log_to_files: bool = True          # ray.log / serve.log in run_dir; False: the launcher's own stdout/stderr
-    num_cpus: int | None = None
+    num_cpus: int | None = None        # None: Ray counts them (cgroup limits included)
     ray_temp_dir: Path | None = None
     health: dict = field(default_factory=dict)
     _procs: list[subprocess.Popen] = field(default_factory=list)
@@ -220,7 +220,7 @@ class Graph:
         deadline = time.monotonic() + self.start_timeout_s
         temp_dir = self.ray_temp_dir or Path(f"/tmp/askdocs-ray-{port}")   # AF_UNIX paths must stay short
         head = self._spawn([sys.executable, "-m", "serve_app.launcher", "ray-head", str(address_file),
-                            str(temp_dir), str(self.num_cpus or os.cpu_count() or 2)], "ray.log")
+                            str(temp_dir), str(self.num_cpus or 0)], "ray.log")
         while not (address_file.is_file() and address_file.read_text().strip()):
             if head.poll() is not None:
                 raise LaunchError("the local Ray head exited while starting" + self._log_tail("ray.log"))
@@ -288,7 +288,7 @@ def signals_raise() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def ray_head(address_file: Path, temp_dir: Path, num_cpus: int) -> None:
+def ray_head(address_file: Path, temp_dir: Path, num_cpus: int) -> None:  # num_cpus 0: Ray counts
     """A NEW local Ray cluster (never joins a running one), no dashboard (~2.7 GB and ~20 s here);
     its GCS address goes to `address_file`; SIGTERM/SIGINT shut it down (every Ray process it started)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -298,7 +298,7 @@ def ray_head(address_file: Path, temp_dir: Path, num_cpus: int) -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    context = ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
+    context = ray.init(address="local", num_cpus=num_cpus or None, include_dashboard=False,
                        _temp_dir=str(temp_dir.resolve()), logging_level="WARNING")
     address_file.parent.mkdir(parents=True, exist_ok=True)
     address_file.write_text(context.address_info["gcs_address"])
