@@ -6,6 +6,9 @@ AskdocsError
 ├─ RetrievalError         the index could not be searched (stage "retrieval")
 │  ├─ McpUnavailable      the MCP server died and a restart did not help
 │  └─ McpTimeout          a call exceeded the per-call timeout
+├─ InvalidRequest         the request cannot be served as asked (HTTP 422, stage "request")
+│  ├─ UnknownCollection   it named a collection the index does not have
+│  └─ InvalidQuestion     the index rejected its arguments (e.g. a question of only stopwords)
 └─ EngineError            the model could not produce an answer (stage "generation")
    ├─ EngineUnavailable   connection refused, engine not started, HTTP 5xx
    ├─ EngineTimeout       no chunk within the per-chunk read timeout
@@ -73,7 +76,15 @@ class IncompleteStream(EngineError):
     """The engine's stream ended without a finish reason."""
 
 
-class UnknownCollection(AskdocsError):
-    """The request named a collection the index does not have (HTTP 422)."""
+class InvalidRequest(AskdocsError):
+    """The client's request cannot be served as asked (HTTP 422); the message says what to change."""
 
     stage = "request"
+
+
+class UnknownCollection(InvalidRequest):
+    """The request named a collection the index does not have (HTTP 422)."""
+
+
+class InvalidQuestion(InvalidRequest):
+    """The index rejected the request's arguments, e.g. a question of only stopwords (HTTP 422)."""

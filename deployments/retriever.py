@@ -2,7 +2,12 @@
 
 Each session is a subprocess of the configured command (default
 `python -m docindex.cli serve-mcp --db DB`; any crag-mcp-compatible server
-works, because `crag_search` is the contract). Every session is owned by one
+works, because `crag_search` is the contract). What else the server offers
+is read once per session from `tools/list` (`McpPool.tools`): docindex's
+`search` and `list_collections` give collections and the index version; a
+server with only `crag_search` (and maybe `crag_stats`, as crag-mcp) has no
+collections, so a request naming one is `UnknownCollection` (HTTP 422), and
+its health comes from `crag_stats` or a `crag_search` probe. Every session is owned by one
 worker task that enters its `Client`, serves jobs from a shared queue and
 exits the client in the same task (the MCP SDK's anyio cancel scopes must be
 entered and left in one task). Whichever worker is idle takes the next job,
@@ -21,21 +26,25 @@ Failure policy:
   number of restarts lost answers there.) A server that dies again on the
   retried call → `McpUnavailable` at once: that query kills it;
 - each session makes a warm-up call when it starts, so the embedder is
-  loaded before the first question.
+  loaded before the first question;
+- arguments the server rejects (an `isError` "Invalid arguments for tool
+  ..." result, or a JSON-RPC -32602 naming a path) are the request's fault:
+  `InvalidRequest` (HTTP 422) with the server's reason, never a 502.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mcp import Client, MCPError, StdioServerParameters
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
 from ray import serve
 
-from deployments.errors import McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
+from deployments.errors import InvalidRequest, McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
+from deployments.mcp_results import (argument_error, crag_stats_chunks, error_text, parse_search_result,
+                                     rejected_arguments)
 from deployments.passage import Passage
 from deployments.logs import use_serve_logging
 from deployments import tracing
@@ -43,50 +52,6 @@ from deployments import tracing
 log = logging.getLogger("askdocs.retriever")
 
 WARMUP_QUERY = {"query": "warm up", "k": 1}
-_CRAG_ITEM = re.compile(
-    r"^\[cos\s+(?P<cos>-?[\d.]+)\s+bm25\s+(?P<bm25>-?[\d.]+)\s+fusion\s+(?P<fusion>-?[\d.]+)\]\s*(?P<source>[^\n]*)\n?(?P<text>.*)$",
-    re.S,
-)
-
-
-# ---------------------------------------------------------------- parsing
-
-def _passage_from_dict(d: dict[str, Any]) -> Passage:
-    scores = d.get("scores") or {}
-    return Passage(
-        source=str(d.get("source", "")),
-        text=str(d.get("text", "")),
-        cosine=float(d.get("cosine", scores.get("cosine", 0.0))),
-        bm25=float(d.get("bm25", scores.get("bm25", 0.0))),
-        fusion=float(d.get("fusion", scores.get("fusion", 0.0))),
-        anchor=str(d.get("anchor", "") or ""),
-        title=str(d.get("title", "") or ""),
-        chunk_id=d.get("chunk_id", d.get("chunkId")),
-        collection=str(d.get("collection", "") or ""),
-    )
-
-
-def parse_crag_text(texts: Sequence[str]) -> list[Passage]:
-    """crag-mcp's text format: one item per passage, `(no matching chunks)` for none."""
-    passages = []
-    for text in texts:
-        m = _CRAG_ITEM.match(text.strip())
-        if m:
-            passages.append(Passage(source=m["source"].strip(), text=m["text"].strip(), cosine=float(m["cos"]),
-                                    bm25=float(m["bm25"]), fusion=float(m["fusion"])))
-    return passages
-
-
-def parse_search_result(result: Any) -> list[Passage]:
-    """Prefer `structuredContent.passages`; fall back to the text items."""
-    structured = getattr(result, "structured_content", None)
-    if isinstance(structured, dict) and isinstance(structured.get("passages"), list):
-        return [_passage_from_dict(d) for d in structured["passages"]]
-    return parse_crag_text([c.text for c in result.content if getattr(c, "type", "") == "text"])
-
-
-def _error_text(result: Any) -> str:
-    return " ".join(getattr(c, "text", "") for c in result.content).strip() or "the index server reported an error"
 
 
 # ---------------------------------------------------------------- pool
@@ -137,6 +102,11 @@ class McpPool:
         self._workers: list[asyncio.Task] = []
         self._closing = False
         self._live = 0                  # sessions started and serving
+        self.tools: frozenset[str] | None = None    # the server's tool names (None: it did not say)
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server has `tool` (assumed when its tools/list failed)."""
+        return self.tools is None or tool in self.tools
 
     async def start(self) -> None:
         """Start the sessions one after another (each warms up before the next starts)."""
@@ -182,6 +152,7 @@ class McpPool:
             attempt_started = loop.time()
             try:
                 async with Client(self.params, read_timeout_seconds=self.start_timeout_s) as client:
+                    await self._learn_tools(client)
                     await client.call_tool("crag_search", WARMUP_QUERY)
                     entered = True
                     if not ready.done():
@@ -239,6 +210,14 @@ class McpPool:
                     await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, self.RESTART_BACKOFF_MAX_S if retry_job else self.IDLE_BACKOFF_MAX_S)
 
+    async def _learn_tools(self, client: Client) -> None:
+        try:
+            listed = await client.list_tools()
+        except MCPError as e:
+            log.warning("the index server did not list its tools (%s); assuming docindex's", e)
+            return
+        self.tools = frozenset(tool.name for tool in listed.tools)
+
     async def _run(self, client: Client, job: _Job, *, retried: bool) -> bool:
         """Run one job; True when the session turned out to be dead."""
         try:
@@ -250,6 +229,8 @@ class McpPool:
                 return True
             if isinstance(e, MCPError) and e.code == REQUEST_TIMEOUT:
                 error: Exception = McpTimeout(f"the index did not answer within {self.call_timeout_s:g} s")
+            elif isinstance(e, MCPError) and e.code == INVALID_PARAMS:
+                error = _invalid_params(job.tool, e)
             else:
                 log.warning("MCP call %s failed: %r", job.tool, e)
                 error = RetrievalError("the index server failed to answer")
@@ -263,22 +244,39 @@ class McpPool:
 
 # ---------------------------------------------------------------- search
 
+def _invalid_params(tool: str, e: MCPError) -> Exception:
+    """A JSON-RPC -32602: arguments refused on the protocol channel (older crag-mcp), or an unknown tool."""
+    data = e.data if isinstance(e.data, dict) else {}
+    if "name" in data and "path" not in data:
+        log.warning("the index server has no tool %r", tool)
+        return RetrievalError(f"the index server has no tool {tool!r}")
+    log.info("the index refused the arguments of %s: %s", tool, e.message)
+    return rejected_arguments(str(data.get("message") or e.message), data.get("path"))
+
+
 async def search(pool: McpPool, question: str, k: int, collection: str | None,
                  trace: dict[str, str] | None = None) -> list[Passage]:
     """`crag_search` without a collection (the portable contract), docindex's
     `search` with one (crag_search has no collection argument). `trace` is the
     caller's span carrier (deployments.tracing.inject): the MCP call's span hangs
     under it."""
+    if collection and not pool.offers("search"):
+        raise UnknownCollection(f"unknown collection {collection!r}: this index has no collections "
+                                "(its server offers only crag_search); ask without a collection")
     tool, arguments = (("search", {"query": question, "k": k, "collection": collection}) if collection
                        else ("crag_search", {"query": question, "k": k}))
     with tracing.replica_span(f"tools/call {tool}", trace, **{"mcp.method.name": "tools/call"}):
         result = await pool.call(tool, arguments)
     if getattr(result, "is_error", False):
-        message = _error_text(result)
+        message = error_text(result)
         if collection and await _collection_missing(pool, collection):
             raise UnknownCollection(f"unknown collection {collection!r}")
         if "no matching" in message.lower():
             return []
+        rejected = argument_error(message)
+        if rejected is not None:
+            log.info("the index refused the arguments of %s: %s", tool, message[:200])
+            raise rejected
         raise RetrievalError(f"the index rejected the search: {message[:200]}")
     return parse_search_result(result)
 
@@ -292,15 +290,30 @@ async def _collection_missing(pool: McpPool, collection: str) -> bool:
 
 
 async def index_info(pool: McpPool) -> dict[str, Any]:
-    """Chunks, index version and collection names, from `list_collections`."""
-    result = await pool.call("list_collections", {"include_stats": True})
-    structured = getattr(result, "structured_content", None) or {}
-    collections = structured.get("collections", []) if isinstance(structured, dict) else []
-    return {
-        "collections": [c.get("name") for c in collections if isinstance(c, dict)],
-        "chunks": sum(int(c.get("chunks", 0) or 0) for c in collections if isinstance(c, dict)),
-        "version": max((int(c.get("index_version", 0) or 0) for c in collections if isinstance(c, dict)), default=0),
-    }
+    """Chunks, index version (None when the server has none) and collection names.
+
+    From docindex's `list_collections`; else from crag-mcp's `crag_stats`
+    (chunks only); else a `crag_search` probe proves the index answers.
+    """
+    if pool.offers("list_collections"):
+        result = await pool.call("list_collections", {"include_stats": True})
+        structured = getattr(result, "structured_content", None) or {}
+        collections = structured.get("collections", []) if isinstance(structured, dict) else []
+        collections = [c for c in collections if isinstance(c, dict)]
+        return {
+            "collections": [c.get("name") for c in collections],
+            "chunks": sum(int(c.get("chunks", 0) or 0) for c in collections),
+            "version": max((int(c.get("index_version", 0) or 0) for c in collections), default=0),
+        }
+    if pool.offers("crag_stats"):
+        result = await pool.call("crag_stats", {})
+        if getattr(result, "is_error", False):
+            raise RetrievalError(f"the index could not report its stats: {error_text(result)[:200]}")
+        return {"collections": [], "chunks": crag_stats_chunks(result), "version": None}
+    result = await pool.call("crag_search", WARMUP_QUERY)
+    if getattr(result, "is_error", False):
+        raise RetrievalError(f"the index did not answer a probe search: {error_text(result)[:200]}")
+    return {"collections": [], "chunks": None, "version": None}
 
 
 @serve.deployment
@@ -316,8 +329,13 @@ class Retriever:
         await self.pool.start()
 
     async def search(self, question: str, k: int, collection: str | None = None,
-                     trace: dict[str, str] | None = None) -> list[Passage]:
-        return await search(self.pool, question, k, collection, trace)
+                     trace: dict[str, str] | None = None) -> list[Passage] | InvalidRequest:
+        """Passages; a client's mistake (422) comes back as the error value, not
+        raised, so Serve does not log it as this replica failing (ERROR + traceback)."""
+        try:
+            return await search(self.pool, question, k, collection, trace)
+        except InvalidRequest as e:
+            return e
 
     async def index_info(self) -> dict[str, Any]:
         return await index_info(self.pool)

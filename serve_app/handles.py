@@ -20,7 +20,7 @@ from ray.serve.handle import DeploymentHandle
 
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, GenParams, Prompt
-from deployments.errors import AskdocsError, Busy
+from deployments.errors import AskdocsError, Busy, InvalidRequest
 from deployments.gate import GateDecision
 from deployments.passage import Passage
 from serve_app.pipeline import Carrier
@@ -68,7 +68,10 @@ class HandlePipeline:
 
     async def search(self, question: str, k: int, collection: str | None,
                      trace: Carrier | None = None) -> list[Passage]:
-        return await self._await(self.retriever.search.remote(question, k, collection, trace))
+        result = await self._await(self.retriever.search.remote(question, k, collection, trace))
+        if isinstance(result, InvalidRequest):      # a client mistake travels as a value (Retriever.search)
+            raise result
+        return result
 
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
         return await self._await(self.gate.decide.remote(question, passages, trace))
@@ -98,6 +101,9 @@ class HandlePipeline:
         return await self._await(self.checker.check.remote(answer, passages, trace))
 
     async def info(self) -> dict[str, Any]:
-        engine = await self._await(self.generator.info.remote())
+        """The index's figures only. Never the Generator: a call to it waits for one
+        of its few slots, behind every answer being generated, and /healthz must
+        answer while they all are busy. The ingress knows what it serves from its
+        own settings (serve_app.served)."""
         index = await self._await(self.retriever.index_info.remote())
-        return {**engine, "index": {"chunks": index["chunks"], "version": index["version"]}}
+        return {"index": {"chunks": index["chunks"], "version": index["version"]}}

@@ -27,11 +27,12 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from deployments.errors import Busy, UnknownCollection
+from deployments.errors import Busy, InvalidRequest
 from serve_app.answer import answer_events, new_trace_id
 from serve_app.pipeline import Pipeline
 from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
                                 SourcesEvent, TokenEvent, sse)
+from serve_app.served import served_identity
 from serve_app.settings import Settings
 from serve_app.stats import AnswerStats
 
@@ -174,6 +175,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
     admission = Admission(settings.max_concurrent)
     stats = AnswerStats(settings.stats_window)
     health_cache: dict[str, Any] = {"at": 0.0, "info": None}
+    served = served_identity(settings.engine_spec())     # from our own settings: never a Generator slot
 
     async def ask(request: Request) -> Response:
         if not authorized(request, keys):
@@ -210,7 +212,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
             return JSONResponse(envelope.model_dump(), status_code=status, headers={"X-Trace-Id": trace_id})
         except Busy as e:
             return busy_response(e.retry_after_s or settings.retry_after_s)
-        except UnknownCollection as e:
+        except InvalidRequest as e:          # unknown collection, a question the index cannot search
             return error_response(422, "request", str(e))
         except ClientGone:
             log.info("client left before the answer [trace %s]", trace_id)
@@ -224,6 +226,9 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
                 admission.leave()
 
     async def healthz(request: Request) -> Response:
+        # Engine and model come from `served` (our settings); only the index is
+        # asked (pipeline.info(): the Retriever, never the Generator), at most
+        # once per HEALTH_INFO_TTL_S, so a probe never queues behind generation.
         now = time.monotonic()
         if health_cache["info"] is None or now - health_cache["at"] > HEALTH_INFO_TTL_S:
             try:
@@ -232,12 +237,13 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
             except Exception as e:  # noqa: BLE001 - reported as degraded, details in the log
                 log.warning("health info unavailable: %r", e)
                 return JSONResponse({"status": "degraded", "in_flight": admission.in_flight,
-                                     "max_concurrent": admission.limit, "engine": None, "model": None,
-                                     "index": None}, status_code=503)
-        info = health_cache["info"]
+                                     "max_concurrent": admission.limit, "engine": served["engine"],
+                                     "model": served["model"], "index": None,
+                                     "served": {**served, "index_version": None}}, status_code=503)
+        index = health_cache["info"].get("index")
         return JSONResponse({"status": "ok", "in_flight": admission.in_flight, "max_concurrent": admission.limit,
-                             "engine": info.get("engine"), "model": info.get("model"),
-                             "index": info.get("index")})
+                             "engine": served["engine"], "model": served["model"], "index": index,
+                             "served": {**served, "index_version": (index or {}).get("version")}})
 
     async def stats_endpoint(request: Request) -> Response:
         if not authorized(request, keys):
@@ -325,7 +331,8 @@ def _openapi() -> dict[str, Any]:
                 "401": {"description": "API keys configured and bearer token missing or wrong", "content": json_error},
                 "408": {"description": "body not fully received within the read timeout", "content": json_error},
                 "413": {"description": "body over the size limit", "content": json_error},
-                "422": {"description": "malformed JSON, wrong types, out-of-range values, unknown collection",
+                "422": {"description": "malformed JSON, wrong types, out-of-range values, unknown collection, "
+                                       "a question the index cannot search (e.g. only stopwords)",
                         "content": json_error},
                 "499": {"description": "client closed the request (never seen by that client)"},
                 "500": {"description": "internal error (JSON mode)", "content": json_error},

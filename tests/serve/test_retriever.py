@@ -1,4 +1,5 @@
-"""The Retriever's MCP pool against the stub index server (real stdio subprocesses)."""
+"""The Retriever's MCP pool against the stub index servers (real stdio subprocesses):
+docindex-like (tests/serve/stub_mcp_server.py) and crag-mcp-like (tests/stubs/crag_mcp_server.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -10,9 +11,13 @@ import uuid
 
 import pytest
 
-from deployments.errors import McpTimeout, McpUnavailable, UnknownCollection
-from deployments.retriever import McpPool, index_info, parse_crag_text, search
+from mcp import MCPError
+
+from deployments.errors import InvalidQuestion, InvalidRequest, McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
+from deployments.mcp_results import argument_error, parse_crag_text
+from deployments.retriever import McpPool, _invalid_params, index_info, search
 from tests.serve.conftest import pids_with, stub_command
+from tests.stubs import crag_command
 
 on_session_loop = pytest.mark.asyncio(loop_scope="session")   # shares the stub_pool fixture
 QUESTION = "What does the proxy answer when the queue is full?"
@@ -164,3 +169,60 @@ async def test_after_a_long_outage_the_next_call_restarts_at_once(tmp_path) -> N
         started = time.monotonic()
         passages = await search(server.pool, QUESTION, 1, None)
         assert passages[0].anchor == "backpressure" and time.monotonic() - started < 2.0
+
+
+# ---------------------------------------------------------------- a crag_search-only server (crag-mcp)
+
+@on_session_loop
+async def test_a_crag_mcp_server_serves_passages_health_and_no_collections() -> None:
+    pool = McpPool(crag_command(), size=1)
+    await pool.start()
+    try:
+        assert pool.tools == {"crag_search", "crag_stats"}
+        passages = await search(pool, QUESTION, 3, None)
+        assert [p.source for p in passages] == ["serve/backpressure.md"] and passages[0].cosine == 0.625
+        assert await search(pool, "Which river flows through Mongolia?", 3, None) == []   # its no-chunk text
+        assert await index_info(pool) == {"collections": [], "chunks": 4, "version": None}
+        with pytest.raises(UnknownCollection, match="this index has no collections"):
+            await search(pool, QUESTION, 3, "docs")
+    finally:
+        await pool.close()
+
+
+@on_session_loop
+async def test_a_server_with_only_crag_search_is_probed_for_health() -> None:
+    pool = McpPool(crag_command("--search-only"), size=1)
+    await pool.start()
+    try:
+        assert pool.tools == {"crag_search"}
+        assert await index_info(pool) == {"collections": [], "chunks": None, "version": None}
+    finally:
+        await pool.close()
+
+
+@on_session_loop
+async def test_arguments_the_index_refuses_are_the_requests_fault() -> None:
+    pool = McpPool(crag_command(), size=1)
+    await pool.start()
+    try:
+        with pytest.raises(InvalidQuestion, match=r"^the index cannot search this question: string too short \(min 1\)$"):
+            await search(pool, "", 3, None)
+        with pytest.raises(InvalidQuestion, match="^the index cannot search this k: value above maximum$"):
+            await search(pool, QUESTION, 21, None)
+    finally:
+        await pool.close()
+
+
+def test_argument_errors_are_classified_by_wording_and_code() -> None:
+    stopwords = argument_error("Invalid arguments for tool 'crag_search': the query has only stopwords or "
+                               "punctuation: ask with content words (path: /query)")
+    assert isinstance(stopwords, InvalidRequest) and str(stopwords) == (
+        "the index cannot search this question: the query has only stopwords or punctuation: ask with content words")
+    assert argument_error("the index is on fire") is None
+    # crag-mcp's older protocol-channel shape, and an unknown tool (not the request's fault)
+    refused = _invalid_params("crag_search", MCPError(-32602, "arguments failed schema validation",
+                                                      {"path": "/k", "keyword": "maximum", "message": "value above maximum"}))
+    assert isinstance(refused, InvalidQuestion) and str(refused) == "the index cannot search this k: value above maximum"
+    unknown = _invalid_params("list_collections", MCPError(-32602, "Unknown tool: list_collections",
+                                                           {"name": "list_collections"}))
+    assert type(unknown) is RetrievalError
