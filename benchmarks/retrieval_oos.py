@@ -31,7 +31,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if str(Path(__file__).resolve().parents[1]) not in sys.path:   # after PYTHONPATH: a docindex given there wins
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.docindex_common import REPO, machine, percentiles, write_results  # noqa: E402
 from benchmarks.oos import metrics  # noqa: E402
@@ -60,9 +61,13 @@ def run_ours(index, question: str, collection: str) -> dict:
 
 def cli_matches(db: Path, collection: str, question: str, chunk_ids: list[int]) -> bool:
     """`docindex search --json` returns the same chunks, in the same order, as the in-process call."""
-    out = subprocess.run([sys.executable, "-m", "docindex.cli", "search", question, "--db", str(db),
+    import docindex
+
+    code_root = str(Path(docindex.__file__).resolve().parents[1])     # the same docindex as in process
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [code_root, os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-m", "docindex.cli", "search", question, "--db", str(db.resolve()),
                           "-c", collection, "-k", str(CHUNKS), "--json"],
-                         capture_output=True, text=True, check=True, env=os.environ.copy()).stdout
+                         capture_output=True, text=True, check=True, env=env, cwd=code_root).stdout
     return [hit["chunk_id"] for hit in json.loads(out)] == chunk_ids
 
 
@@ -153,17 +158,19 @@ def main() -> None:
     parser.add_argument("--split", default="dev", choices=("dev", "test", "all"))
     parser.add_argument("--rebuild-baseline", action="store_true", help="Rebuild the whole-document BM25 index.")
     parser.add_argument("--no-cli-check", action="store_true", help="Skip the `docindex search --json` check.")
+    parser.add_argument("--db", type=Path, default=None, help="Index to score (default var/oos/<corpus>.db).")
     parser.add_argument("--name", default=None, help="Result file stem (default retrieval_oos_<corpus>_<split>).")
     args = parser.parse_args()
     corpus = CORPORA[args.corpus]
-    if not corpus.db.exists():
-        sys.exit(f"retrieval_oos: {corpus.db} missing: run `make corpora` first")
+    db = args.db or corpus.db
+    if not db.exists():
+        sys.exit(f"retrieval_oos: {db} missing: run `make corpora` first")
     from docindex.index import Index
 
     info = machine()
     qs, off = questions(args.corpus, args.split), off_topic(args.corpus, args.split)
     baseline = WholeDocumentBM25(corpus, rebuild=args.rebuild_baseline)
-    with Index(corpus.db) as index:
+    with Index(db) as index:
         index.search("warm up", k=1, collection=args.corpus)
         ours = [run_ours(index, q["question"], args.corpus) for q in qs]
         off_ours = [run_ours(index, q["question"], args.corpus) for q in off]
@@ -172,7 +179,7 @@ def main() -> None:
             started = time.perf_counter()
             base.append(baseline.search(q["question"], k=10))
             base_ms.append((time.perf_counter() - started) * 1e3)
-        checked = None if args.no_cli_check else cli_matches(corpus.db, args.corpus, qs[0]["question"],
+        checked = None if args.no_cli_check else cli_matches(db, args.corpus, qs[0]["question"],
                                                               ours[0]["chunk_ids"])
         payload = {"corpus": args.corpus, "split": args.split, "questions": len(qs), "machine": info,
                    "provenance": provenance(index, args.corpus), "baseline_documents": baseline.documents(),
