@@ -187,9 +187,11 @@ def render_config(config: Path, host: str | None, port: int | None, db: str | No
               help="Seconds until /healthz must answer 200.")
 @click.option("--logs/--no-logs", "to_files", default=False, show_default=True,
               help="Ray and Serve output to RUN_DIR/*.log instead of this terminal.")
+@click.option("--keep-serving", is_flag=True,
+              help="After COMMAND succeeds, serve on until Ctrl-C (e.g. COMMAND prints how to ask).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def launch(config: Path, host: str | None, port: int | None, db: str | None, sets: tuple[str, ...],
-           run_dir: Path, start_timeout: float, to_files: bool, command: tuple[str, ...]) -> None:
+           run_dir: Path, start_timeout: float, to_files: bool, keep_serving: bool, command: tuple[str, ...]) -> None:
     """Start CONFIG on a private local Ray cluster and wait until healthy.
 
     Without COMMAND it serves until Ctrl-C or SIGTERM; with `-- COMMAND …`
@@ -212,6 +214,8 @@ def launch(config: Path, host: str | None, port: int | None, db: str | None, set
                 if command:
                     env = {**os.environ, "TARGET": graph.base_url, "GRAPH_WORK": str(run_dir)}
                     status = subprocess.run(list(command), env=env).returncode
+                    if keep_serving and status == 0:
+                        status = graph.wait()
                 else:
                     status = graph.wait()
         except LaunchError as e:
