@@ -22,5 +22,6 @@ def cmcp_index(tmp_path_factory) -> Path:
 
     db = tmp_path_factory.mktemp("cmcp-index") / "cmcp.db"
     report = ingest([CMCP], db, "cmcp")
-    assert report.added > 30 and report.chunks > 300 and not report.errors
+    assert report.added > 30 and report.chunks > 300
+    assert [error.split(": ", 1)[0] for error in report.errors] == [str(CMCP / "LICENSE")]   # reported, skipped
     return db
