@@ -53,7 +53,7 @@ def load_settings(args: dict[str, Any] | None) -> Settings:
     try:
         return Settings(**(args or {}))
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" if err["loc"] else err["msg"]
                              for err in e.errors(include_input=False, include_url=False))
         raise ConfigError(f"invalid askdocs args: {problems}") from None
 

@@ -6,7 +6,10 @@ k range) are fixed by DESIGN.md §4 and live in `serve_app/protocol.py`.
 """
 from __future__ import annotations
 
+import difflib
+import os
 import sys
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -20,6 +23,32 @@ from deployments.prompt import PromptLimits
 def default_command(db: str) -> list[str]:
     """The MCP server the Retriever starts when `mcp_command` is not set."""
     return [sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", db]
+
+
+ENV_PREFIX = "ASKDOCS_"
+# ASKDOCS_* variables that are not server settings: the client CLI's (ASKDOCS_URL,
+# ASKDOCS_API_KEY — the server's keys are ASKDOCS_API_KEYS), scripts/run.sh's, the
+# eval judge's, the load test's and the test suite's. Any other ASKDOCS_* name is
+# a misspelled setting and stops the server (docs/configuration.md).
+NOT_SERVER_SETTINGS = frozenset({"URL", "API_KEY", "PORT", "START_TIMEOUT_S", "JUDGE_API_KEY", "DEMO_COLLECTION",
+                                 "WEB_SCREENSHOT", "TEST_KEEP_RAY_TMP"})
+NOT_SERVER_PREFIXES = ("LOADTEST_",)
+
+
+def unknown_variables(environ: Mapping[str, str], fields: set[str]) -> list[str]:
+    """One readable line per ASKDOCS_* variable that names no setting."""
+    known = {f.upper() for f in fields}
+    problems = []
+    for name in sorted(environ):
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        key = name[len(ENV_PREFIX):].upper()
+        if key in known or key in NOT_SERVER_SETTINGS or key.startswith(NOT_SERVER_PREFIXES):
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f" (did you mean {ENV_PREFIX}{close[0]}?)" if close else ""
+        problems.append(f"unknown setting variable {name}{hint}")
+    return problems
 
 
 class Settings(BaseSettings):
@@ -137,6 +166,16 @@ class Settings(BaseSettings):
     def _blank_endpoint_is_none(cls, value: Any) -> Any:
         # `ASKDOCS_OTEL_ENDPOINT=` (set but empty) means off, as in deployments.tracing.
         return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_variables(cls, data: Any) -> Any:
+        # pydantic-settings drops unknown prefixed names silently (extra="ignore"
+        # must stay for other programs' keys in a shared .env).
+        problems = unknown_variables(os.environ, set(cls.model_fields))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return data
 
     @model_validator(mode="after")
     def _cap_k(self) -> "Settings":

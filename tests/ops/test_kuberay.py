@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from serve_app import config_check
+
 REPO = Path(__file__).resolve().parents[2]
 MANIFEST = REPO / "k8s" / "rayservice.yaml"
 GPU_CONFIG = REPO / "serve_config.gpu.yaml"
@@ -77,7 +79,6 @@ def test_the_sync_script_agrees() -> None:
 
 
 def test_serve_config_v2_passes_the_strict_config_checker() -> None:
-    config_check = pytest.importorskip("serve_app.config_check")
     assert config_check.problems(serve_config()) == []
 
 

@@ -14,6 +14,7 @@ import requests
 
 from loadtest.sse_client import Ending, SseEvent, iter_events, read_answer
 from loadtest.summarize import ANSWER, ASK, BUSY, TTFT, Entry, summarize_level
+from serve_app import config_check
 from tests.ops.sse_standin import SseStandIn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -151,7 +152,6 @@ def test_run_sh_drives_locust_and_appends_a_table(tmp_path: Path) -> None:
 
 
 def test_the_fake_engine_load_test_config_passes_the_strict_checker() -> None:
-    config_check = pytest.importorskip("serve_app.config_check")
     assert config_check.check_file(REPO / "loadtest" / "serve_config.fake.yaml") == []
 
 
