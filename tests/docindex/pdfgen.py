@@ -44,7 +44,7 @@ def write_pdf(path: Path, pages: list[list[str]], outline: list[tuple[str, int, 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf(pages))))
     parent = None
     for title, page, level in outline:
-        item = writer.add_outline_item(title, page, parent=parent if level > 1 else None)
+        item = writer.add_outline_item(title=title, page_number=page, parent=parent if level > 1 else None)
         if level == 1:
             parent = item
     with path.open("wb") as f:

@@ -66,6 +66,7 @@ def test_sigkill_during_the_write_transaction_keeps_the_old_index(corpus, tmp_pa
     finally:
         if child.poll() is None:
             child.kill()
+        child.communicate(timeout=10)       # closes the pipes (else a ResourceWarning, an error here, at GC)
     assert child.returncode == -signal.SIGKILL
     assert wal.stat().st_size > wal_before          # it really had written into the file
 
