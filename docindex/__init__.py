@@ -11,5 +11,5 @@
     ingest.py      paths → one transaction (unchanged / changed / removed by SHA-256)
     index.py       Index: search (RRF of dense + BM25), browsing, reload on a new version
     cli.py         `docindex ingest | search | stats | drop | serve-mcp`
-    mcp_server.py, fetch_docs.py   the stdio MCP server and its file tree export
+    mcp/, fetch_docs.py           the stdio MCP server (docindex/mcp/__init__.py) and its file tree export
 """

@@ -199,7 +199,7 @@ def serve_mcp(db: Path, collection: str | None, warmup: bool) -> None:
 
         docindex serve-mcp --db index.db --collection docs
     """
-    from .mcp_server import run_stdio   # imported lazily: `import mcp` costs ~1 s
+    from .mcp.server import run_stdio   # imported lazily: `import mcp` costs ~1 s
 
     run_stdio(db, collection, warmup=warmup)
 

@@ -1,9 +1,12 @@
-"""Replay crag-mcp's recorded wire transcripts against `docindex serve-mcp`.
+"""Replay crag-mcp's recorded wire transcripts against `docindex serve-mcp`,
+and against the crag-mcp stand-in the serving tests use (tests/stubs/crag_mcp_server.py).
 
 The "in" frames of each transcript in tests/data/crag-mcp/ are
 written, byte for byte, to the server's stdin; every stdout line must be a
-JSON-RPC message, and each response must have the shape crag-mcp's had
-(same keys and value types; argument errors word for word).
+JSON-RPC message. docindex's responses must have the shape crag-mcp's had
+(same keys and value types; argument errors word for word); the stand-in's
+must equal crag-mcp's (only the negotiated protocol version and the SDK's
+extra capability keys may differ), so tests against it test against crag-mcp.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.stubs import crag_command
 
 from .conftest import REPO
 
@@ -33,10 +38,11 @@ def load(path: Path) -> tuple[list[str], dict[Any, dict]]:
     return inbound, outbound
 
 
-def exchange(db: Path, inbound: list[str], expected_ids: set, timeout: float = 150) -> dict[Any, dict]:
-    """Write the frames to a fresh server; collect its responses by id."""
+def exchange(db: Path | None, inbound: list[str], expected_ids: set, timeout: float = 150,
+             argv: list[str] | None = None) -> dict[Any, dict]:
+    """Write the frames to a fresh server (docindex on `db`, or `argv`); collect its responses by id."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", str(db), "--no-warmup"],
+        argv or [sys.executable, "-m", "docindex.cli", "serve-mcp", "--db", str(db), "--no-warmup"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO,
     )
     responses: dict[Any, dict] = {}
@@ -118,3 +124,35 @@ def test_stats_resource_reads_like_crag_mcp(small_index):
     labels = [line.split(":", 1)[0] for line in ours["text"].splitlines()]
     assert labels == [line.split(":", 1)[0] for line in theirs["text"].splitlines()] == ["db", "chunks", "files", "dim"]
     assert re.fullmatch(r"db:     \S.*\nchunks: [1-9]\d*\nfiles:  3\ndim:    384", ours["text"])
+
+
+@pytest.mark.parametrize("name", ["crag_search_empty_query", "crag_search_k_above_max", "stats_resource_read"])
+def test_the_crag_stand_in_answers_the_recordings_as_crag_mcp_did(name):
+    inbound, outbound = load(TRANSCRIPTS / f"{name}.jsonl")
+    # The recording's server ran on /tmp/crag-test.db: the stand-in reports the path it is given.
+    responses = exchange(None, inbound, set(outbound), argv=crag_command("--db", "/tmp/crag-test.db"))
+    for request_id, expected in outbound.items():
+        ours, theirs = responses[request_id]["result"], expected["result"]
+        if request_id == 1:
+            assert ours["serverInfo"] == theirs["serverInfo"] == {"name": "crag-mcp", "version": "0.1.0"}
+            assert set(theirs["capabilities"]) <= set(ours["capabilities"])
+        else:
+            assert {k: v for k, v in ours.items() if k != "isError" or v} == theirs
+
+
+def test_crag_mcp_answers_an_unknown_tool_on_the_protocol_channel():
+    """As crag-mcp does (JSON-RPC -32602 with data.name, not an isError result):
+    why the Retriever reads tools/list before calling anything but crag_search."""
+    inbound = [
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},'
+        '"clientInfo":{"name":"t","version":"0"}}}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}',
+        '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"crag_stats","arguments":{}}}',
+    ]
+    responses = exchange(None, inbound, {1, 2, 3, 4}, argv=crag_command())
+    assert {t["name"] for t in responses[2]["result"]["tools"]} == {"crag_search", "crag_stats"}
+    assert responses[3]["error"]["code"] == -32602 and responses[3]["error"]["data"] == {"name": "list_collections"}
+    assert re.fullmatch(r"db:     \./crag\.db\nchunks: 4\nfiles:  4\ndim:    1024",
+                        responses[4]["result"]["content"][0]["text"])

@@ -219,7 +219,7 @@ def test_concurrent_writers_of_the_same_content_converge_on_one_tree(tmp_path: P
 
 def test_an_unwritable_cache_is_a_store_error_naming_the_directory(tmp_path: Path):
     from docindex.errors import StoreError
-    from docindex.mcp_server import IndexService, _fetch
+    from docindex.mcp.tools import IndexService, _fetch
 
     class OneCollection:
         def refresh(self) -> bool:

@@ -15,14 +15,16 @@ from mcp import MCPError
 
 from docindex import store
 from docindex.ingest import ingest
-from docindex.mcp_server import CRAG_SEARCH_SCHEMA, NO_MATCH_TEXT, passages_result
+from docindex.mcp.contract import CRAG_SEARCH_SCHEMA, NO_MATCH_TEXT
+from docindex.mcp.payloads import passages_result
 
 from .conftest import FAQ, GUIDE, mcp_client, write_corpus
 
 pytestmark = pytest.mark.timeout(300)
 
 PASSAGE = re.compile(r"^\[cos -?\d\.\d{3}  bm25 \d+\.\d{2}  fusion \d\.\d{3}\] (?P<source>[^\n]+)\n(?P<text>.*)$", re.S)
-TOOLS = {"crag_search", "search", "list_collections", "get_document", "fetch_docs"}
+TOOLS = {"crag_search", "crag_stats", "search", "query_knowledge_hub", "list_collections", "get_document",
+         "get_document_summary", "fetch_docs"}
 
 
 def only_text(result) -> str:
