@@ -5,6 +5,21 @@ more tokens per word than prose. A chunk's embedded text is its heading path
 plus its body and must fit the embedder's window (256 tokens for MiniLM).
 Code blocks are never split unless one alone exceeds the window; then it is
 cut on line boundaries and each piece is re-fenced.
+
+Chunks stand on their own: a piece of a section shorter than
+MIN_CHUNK_CHARS (a lone code fence such as `make run`, a one-line lead-in)
+is not cut off from what follows it in the same section. When the next block
+does not fit beside it, that block (prose) is cut at a sentence or line
+boundary and its head joins the tiny piece; a tiny last piece joins the one
+before it when both fit the window. A code block that fits the window is
+still never split, so a tiny lead-in before a large code block may stay
+alone. Sections are never merged with each other: every chunk keeps the
+anchor of the section it comes from, so citations stay exact.
+
+What is embedded and what BM25 scores is `embed_text`: the heading path
+(document title › section headings) on its own line, then the body. The
+stored and displayed `text` is the body alone; the path is shown separately
+as `title`.
 """
 from __future__ import annotations
 
@@ -18,6 +33,7 @@ from .extract import Block
 MAX_TOKENS = 256        # the embedder's window, special tokens included
 OVERLAP_TOKENS = 32     # carried from the end of one piece of a section into the next
 MIN_BODY_BUDGET = 48    # a pathological heading path must not leave no room for text
+MIN_CHUNK_CHARS = 100   # a piece shorter than this does not stand alone if its neighbours can take it
 PATH_SEPARATOR = " › "
 
 TokenCounter = Callable[[str], int]
@@ -137,19 +153,59 @@ def _pack(body: list[Block], budget: int, overlap: int, count_tokens: TokenCount
         else:
             units.extend((piece, tokens, False) for piece, tokens in _split_prose(block.text, budget, count_tokens))
 
-    pieces: list[str] = []
+    pieces: list[list[tuple[str, int, bool]]] = []
     current: list[tuple[str, int, bool]] = []
+    carried = 0                 # units at the head of `current` repeated from the previous piece
     used = 0
-    for unit in units:
+    position = 0
+    while position < len(units):
+        unit = units[position]
         if current and used + unit[1] > budget:
-            pieces.append("\n\n".join(text for text, _, _ in current))
+            if not unit[2] and _is_tiny(current[carried:]):
+                head = _head_that_fits(unit[0], budget - used, count_tokens)
+                if head is not None:   # the tiny piece takes the head of the next block
+                    units[position:position + 1] = list(head)
+                    continue
+            pieces.append(current)
             current = _overlap_tail(current, overlap, budget - unit[1], count_tokens)
+            carried = len(current)
             used = sum(tokens for _, tokens, _ in current)
         current.append(unit)
         used += unit[1]
+        position += 1
     if current:
-        pieces.append("\n\n".join(text for text, _, _ in current))
-    return pieces
+        own = current[carried:]
+        if pieces and _is_tiny(own) and sum(t for _, t, _ in pieces[-1] + own) <= budget:
+            pieces[-1] = pieces[-1] + own   # a tiny last piece joins the one before it
+        else:
+            pieces.append(current)
+    return ["\n\n".join(text for text, _, _ in piece) for piece in pieces]
+
+
+def _is_tiny(units: list[tuple[str, int, bool]]) -> bool:
+    return sum(len(text) for text, _, _ in units) + 2 * max(len(units) - 1, 0) < MIN_CHUNK_CHARS
+
+
+def _head_that_fits(text: str, room: int,
+                    count_tokens: TokenCounter) -> tuple[tuple[str, int, bool], tuple[str, int, bool]] | None:
+    """Cut prose at the last sentence or line boundary whose head fits `room` tokens:
+    (head, rest) as units, the original separators kept inside each; None if no head fits."""
+    best = None
+    for boundary in _SENTENCE_END.finditer(text):
+        head = text[:boundary.start()].strip()
+        if not head or _LIST_MARKER.search(head):
+            continue
+        tokens = _content_tokens(count_tokens, head)
+        if tokens > room:
+            break
+        best = (head, tokens, boundary.end())
+    if best is None:
+        return None
+    head, tokens, cut = best
+    rest = text[cut:].strip()
+    if not rest:
+        return None
+    return (head, tokens, False), (rest, _content_tokens(count_tokens, rest), False)
 
 
 def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int,
@@ -177,8 +233,22 @@ def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
 
 
+_LIST_MARKER = re.compile(r"(?:^|\n)\s*\d+[.)]$")   # "4." opening a numbered item is not a sentence
+
+
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """Sentences and lines of prose; a numbered item's marker stays with its text."""
+    out: list[str] = []
+    position = 0
+    for boundary in _SENTENCE_END.finditer(text):
+        piece = text[position:boundary.start()]
+        if not piece.strip() or _LIST_MARKER.search(piece.rstrip()):
+            continue
+        out.append(piece.strip())
+        position = boundary.end()
+    if text[position:].strip():
+        out.append(text[position:].strip())
+    return out
 
 
 def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
@@ -208,19 +278,26 @@ def _split_words(text: str, budget: int, count_tokens: TokenCounter) -> list[tup
 
 def _greedy_join(parts: list[tuple[str, int]], budget: int, sep: str) -> list[tuple[str, int]]:
     """Join counted parts up to the budget. BERT's pre-tokenizer splits on whitespace, so the
-    tokens of parts joined by whitespace are the sum of their tokens: no re-counting."""
-    out: list[tuple[str, int]] = []
-    current: list[str] = []
+    tokens of parts joined by whitespace are the sum of their tokens: no re-counting.
+    A tiny last group takes parts from the end of the group before it (the last group only
+    grows up to MIN_CHUNK_CHARS, the one before only shrinks: both stay within the budget)."""
+    groups: list[list[tuple[str, int]]] = []
+    current: list[tuple[str, int]] = []
     used = 0
     for part, tokens in parts:
         if current and used + tokens > budget:
-            out.append((sep.join(current), used))
+            groups.append(current)
             current, used = [], 0
-        current.append(part)
+        current.append((part, tokens))
         used += tokens
     if current:
-        out.append((sep.join(current), used))
-    return out
+        groups.append(current)
+    if len(groups) > 1:
+        before, last = groups[-2], groups[-1]
+        while len(before) > 1 and len(sep.join(p for p, _ in last)) < MIN_CHUNK_CHARS \
+                and sum(t for _, t in last) + before[-1][1] <= budget:
+            last.insert(0, before.pop())
+    return [(sep.join(p for p, _ in group), sum(t for _, t in group)) for group in groups]
 
 
 def _split_code(code: str, budget: int, count_tokens: TokenCounter) -> list[str]:

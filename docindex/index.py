@@ -17,7 +17,7 @@ import hashlib
 import json
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator
 
@@ -26,12 +26,14 @@ import numpy as np
 from . import lexical, store
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
-from .minilm import default_embedder
 from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
+from .minilm import default_embedder
+from .ranking import DEFAULT_RANKING, Ranking, rank, rrf
+from .snapshot import Snapshot
 from .textsearch import cjk_share, match_expression, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, Section
 
-RRF_K = 60               # the constant from Cormack et al.; damps the weight of top ranks
+RRF_K = DEFAULT_RANKING.rrf_k   # the RRF constant; all ranking knobs are in ranking.py
 CANDIDATES = 50          # per retriever, before fusion
 MAX_K = 100
 MAX_QUERY_TERMS = 64     # a pasted page must not become a 500-term OR query
@@ -44,41 +46,18 @@ _MODES = ("hybrid", "dense", "bm25")
 CJK_DENSE_WEIGHT = 0.1
 
 
-@dataclass(frozen=True)
-class _Snapshot:
-    """What search needs in memory, for one index version."""
-
-    version: int
-    ids: np.ndarray                          # chunk ids, grouped by collection, ascending within
-    matrix: np.ndarray                       # (n, dim) float32, unit rows, aligned with ids
-    slices: dict[str, tuple[int, int]]       # collection → [start, end) rows
-    collections: frozenset[str]              # collections with documents (some may have no chunks)
-    id_order: np.ndarray                     # argsort of ids: chunk id → row without a dict
-    lexical: lexical.Lexical                 # BM25 postings by row
-
-    def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
-        return _rows_of(self.ids, self.id_order, chunk_ids)
-
-
-def _rows_of(ids: np.ndarray, id_order: np.ndarray, chunk_ids: np.ndarray) -> np.ndarray:
-    """Rows of `chunk_ids` in `ids` (id_order = argsort(ids)); -1 for an id not there."""
-    if not len(ids):
-        return np.full(len(chunk_ids), -1, dtype=np.int64)
-    sorted_ids = ids[id_order]
-    positions = np.clip(np.searchsorted(sorted_ids, chunk_ids), 0, len(ids) - 1)
-    return np.where(sorted_ids[positions] == chunk_ids, id_order[positions], -1)
-
-
 class Index:
     """An open docindex file. Raises StoreError (missing), NotAnIndex, SchemaMismatch, EmbedderMismatch."""
 
-    def __init__(self, db_path: str | Path, *, embedder: Embedder | None = None) -> None:
+    def __init__(self, db_path: str | Path, *, embedder: Embedder | None = None,
+                 ranking: Ranking | None = None) -> None:
         self.path = Path(db_path)
+        self.ranking = ranking or DEFAULT_RANKING
         self._conn, self._meta = store.open_existing(self.path)
         self._lock = threading.RLock()
         self._tokenizer = lexical.QueryTokenizer()
         self._embedder = embedder
-        self._snapshot: _Snapshot | None = None
+        self._snapshot: Snapshot | None = None
         self._data_version: int | None = None
         try:
             lexical.prepare_connection(self._conn)
@@ -147,33 +126,51 @@ class Index:
             scores = np.einsum("ij,j->i", snapshot.matrix[start:end], query_vector)
             dense_ids = self._top_dense(scores, snapshot.ids[start:end])
             t2 = clock()
+            ranking = self.ranking
             bm25: dict[int, float] = {}
-            bm25_ids = snapshot.ids[:0]
+            fields: dict[int, float] = {}
+            bm25_ids = fields_ids = snapshot.ids[:0]
             if mode != "dense":
                 phrases = self._tokenizer.tokens(self._conn, terms)
                 rows, values = snapshot.lexical.scores(
-                    phrases, start, end, CANDIDATES, lambda i: self._phrase_scores(terms[i], snapshot))
+                    phrases, start, end, CANDIDATES,
+                    lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts"))
                 bm25_ids = snapshot.ids[rows]
                 bm25 = dict(zip(bm25_ids.tolist(), values.tolist()))
+                if mode == "hybrid" and ranking.fields_weight:
+                    rows, values = snapshot.field_postings(self._conn).scores(
+                        phrases, start, end, CANDIDATES,
+                        lambda i: self._phrase_scores(terms[i], snapshot, lexical.FIELDS_TABLE))
+                    fields_ids = snapshot.ids[rows]
+                    fields = dict(zip(fields_ids.tolist(), values.tolist()))
             t3 = clock()
-            dense_weight = CJK_DENSE_WEIGHT if self._dense_is_blind_to(query) else 1.0
-            rankings = {"hybrid": [(dense_ids, dense_weight), (bm25_ids, 1.0)], "dense": [(dense_ids, 1.0)],
-                        "bm25": [(bm25_ids, 1.0)]}[mode]
-            fused = _rrf(rankings)
-            top = fused[:k]
-            top_ids = np.array([chunk_id for chunk_id, _ in top], dtype=np.int64)
-            cosines = np.einsum("ij,j->i", snapshot.matrix[snapshot.rows_of(top_ids)], query_vector)
+            dense_weight = ranking.dense_weight
+            if self._dense_is_blind_to(query):
+                dense_weight *= CJK_DENSE_WEIGHT
+            rankings = {"hybrid": [(dense_ids, dense_weight), (bm25_ids, ranking.bm25_weight),
+                                   (fields_ids, ranking.fields_weight)],
+                        "dense": [(dense_ids, 1.0)], "bm25": [(bm25_ids, 1.0)]}[mode]
+            fused = rrf(rankings, ranking.rrf_k)
+            doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
+                np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
+            top = rank(fused, doc_of, ranking if mode == "hybrid" else DEFAULT_RANKING)[:k]
+            top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)
+            top_rows = snapshot.rows_of(top_ids)
+            cosines = np.einsum("ij,j->i", snapshot.matrix[top_rows], query_vector)
+            coverage = snapshot.lexical.coverage(self._tokenizer.tokens(self._conn, terms), top_rows)
             rows = self._chunk_rows(top_ids.tolist())
         hits = []
-        for (chunk_id, fusion), cosine in zip(top, cosines):
-            row = rows.get(chunk_id)
+        for item, cosine, covered in zip(top, cosines, coverage.tolist()):
+            row = rows.get(item.chunk_id)
             if row is None:   # cannot happen inside one transaction; guard anyway
                 continue
             doc_id, coll, source, anchor, path_json, text = row
             heading_path = tuple(json.loads(path_json))
-            hits.append(Hit(chunk_id=chunk_id, doc_id=doc_id, collection=coll, source=source, anchor=anchor,
+            hits.append(Hit(chunk_id=item.chunk_id, doc_id=doc_id, collection=coll, source=source, anchor=anchor,
                             title=PATH_SEPARATOR.join(heading_path), heading_path=heading_path, text=text,
-                            cosine=float(cosine), bm25=bm25.get(chunk_id, 0.0), fusion=fusion))
+                            cosine=float(cosine), bm25=bm25.get(item.chunk_id, 0.0), fusion=item.fusion,
+                            fields_bm25=fields.get(item.chunk_id, 0.0), doc_score=item.doc_score,
+                            score=item.score, coverage=covered))
         if timings is not None:
             t4 = clock()
             timings.update(embed=(t1 - t0) * 1e3, dense=(t2 - t1) * 1e3, bm25=(t3 - t2) * 1e3,
@@ -195,9 +192,11 @@ class Index:
         ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
         return ids[ranked]
 
-    def _phrase_scores(self, term: str, snapshot: _Snapshot) -> tuple[np.ndarray, np.ndarray]:
-        """FTS5's own BM25 for one multi-token term (a phrase), as (snapshot rows, scores)."""
-        found = self._conn.execute("SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
+    def _phrase_scores(self, term: str, snapshot: Snapshot,
+                       table: str = "chunks_fts") -> tuple[np.ndarray, np.ndarray]:
+        """FTS5's own BM25 for one multi-token term (a phrase) in `table`, as (snapshot rows, scores)."""
+        name = table.rsplit(".", 1)[-1]
+        found = self._conn.execute(f"SELECT rowid, -bm25({name}) FROM {table} WHERE {name} MATCH ?",
                                    (match_expression([term]),)).fetchall()
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
@@ -351,27 +350,9 @@ class Index:
         meta = self._read_meta()
         self._check_model(meta)
         self._meta = meta
-        self._snapshot = self._load_snapshot(version, meta)
-        return True
-
-    def _load_snapshot(self, version: int, meta: dict[str, str]) -> _Snapshot:
         dim = int(meta.get("embed_dim", self._embedder.dim if self._embedder else MODEL_DIM))
-        rows = self._conn.execute(
-            "SELECT c.id, c.collection, v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
-            "ORDER BY c.collection, c.id").fetchall()
-        ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), dim)
-        # Vectors are stored normalized; normalize again so a foreign writer cannot skew cosines.
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix = np.ascontiguousarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
-        slices: dict[str, tuple[int, int]] = {}
-        for row_index, row in enumerate(rows):
-            start, _ = slices.get(row[1], (row_index, row_index))
-            slices[row[1]] = (start, row_index + 1)
-        names = frozenset(name for (name,) in self._conn.execute("SELECT DISTINCT collection FROM documents"))
-        id_order = np.argsort(ids, kind="stable")
-        return _Snapshot(version, ids, matrix, slices, names, id_order,
-                         lexical.Lexical.load(self._conn, ids, lambda wanted: _rows_of(ids, id_order, wanted)))
+        self._snapshot = Snapshot.load(self._conn, version, dim)
+        return True
 
     def _require_collection(self, collection: str) -> None:
         exists = self._conn.execute("SELECT 1 FROM documents WHERE collection = ? LIMIT 1",
@@ -380,22 +361,13 @@ class Index:
             names = [n for (n,) in self._conn.execute("SELECT DISTINCT collection FROM documents ORDER BY 1")]
             raise CollectionNotFound(_collection_message(collection, names))
 
-    def _unknown_collection_message(self, collection: str, snapshot: _Snapshot) -> str:
+    def _unknown_collection_message(self, collection: str, snapshot: Snapshot) -> str:
         return _collection_message(collection, sorted(snapshot.collections))
 
 
 def _collection_message(collection: str, names: list[str]) -> str:
     known = ", ".join(names) if names else "none: the index is empty"
     return f"no collection {collection!r} in this index (collections: {known})"
-
-
-def _rrf(rankings: list[tuple[np.ndarray, float]]) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion: score = Σ weight / (RRF_K + rank), ranks from 1; best first."""
-    scores: dict[int, float] = {}
-    for ranking, weight in rankings:
-        for rank, chunk_id in enumerate(ranking.tolist(), start=1):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (RRF_K + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 class _ReadTransaction:
@@ -416,4 +388,4 @@ class _ReadTransaction:
             self.conn.execute("COMMIT")
 
 
-__all__ = ["Index", "RRF_K", "CANDIDATES"]
+__all__ = ["Index", "Ranking", "RRF_K", "CANDIDATES"]

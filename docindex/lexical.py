@@ -25,6 +25,7 @@ Memory: ~6 bytes per distinct (term, chunk) pair + 4 bytes per chunk
 """
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from typing import Callable
 import numpy as np
 
 from .store import FTS_TOKENIZE
+from .textsearch import index_text
 
 K1 = 1.2
 B = 0.75
@@ -50,6 +52,11 @@ def prepare_connection(conn: sqlite3.Connection) -> None:
                  f"USING fts5(body, tokenize = '{FTS_TOKENIZE}')")
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_scratch_tokens "
                  "USING fts5vocab(temp, lexical_scratch, instance)")
+    # The fields of each chunk (document title, heading path, file path), rebuilt per index version.
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_fields "
+                 f"USING fts5(body, tokenize = '{FTS_TOKENIZE}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_field_instances "
+                 "USING fts5vocab(temp, lexical_fields, instance)")
 
 
 @dataclass(frozen=True)
@@ -66,14 +73,16 @@ class Lexical:
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray,
-             rows_of: Callable[[np.ndarray], np.ndarray]) -> "Lexical":
+             rows_of: Callable[[np.ndarray], np.ndarray], *,
+             instances: str = "temp.lexical_instances") -> "Lexical":
         """Inside the caller's read transaction. `chunk_ids` are the snapshot's
-        rows; `rows_of` maps chunk ids to them (-1: none, and the FTS5 row is dropped)."""
+        rows; `rows_of` maps chunk ids to them (-1: none, and the FTS5 row is dropped).
+        `instances`: the fts5vocab instance table to read (the chunks' or the fields')."""
         terms: list[str] = []
         counts: list[int] = []
         joined: list[str] = []
         for term, count, docs in conn.execute(
-                "SELECT term, count(*), group_concat(doc, ' ') FROM temp.lexical_instances GROUP BY term"):
+                f"SELECT term, count(*), group_concat(doc, ' ') FROM {instances} GROUP BY term"):
             terms.append(term)
             counts.append(count)
             joined.append(docs)
@@ -148,6 +157,27 @@ class Lexical:
         return matched + start, window[matched]
 
 
+    def coverage(self, phrases: list[tuple[str, ...]], rows: np.ndarray) -> np.ndarray:
+        """Per row: the idf-weighted share of the query's tokens that occur in it, in [0, 1].
+        A token the index has never seen weighs most (idf of a zero-hit term), so a question
+        about something the collection does not mention scores low wherever it looks."""
+        tokens = list(dict.fromkeys(t for phrase in phrases for t in phrase))
+        if not tokens or not len(rows):
+            return np.zeros(len(rows), dtype=np.float64)
+        found = np.zeros(len(rows), dtype=np.float64)
+        total = 0.0
+        for token in tokens:
+            posting_rows, _ = self.postings(token)
+            hits = len(posting_rows)
+            idf = math.log((self.n_docs - hits + 0.5) / (hits + 0.5))
+            idf = idf if idf > 0 else IDF_FLOOR
+            total += idf
+            if hits:
+                at = np.clip(np.searchsorted(posting_rows, rows), 0, hits - 1)
+                found += idf * (posting_rows[at] == rows)
+        return found / total
+
+
 class QueryTokenizer:
     """Query terms → FTS5 tokens, via the connection's scratch FTS5 table (cached)."""
 
@@ -170,3 +200,23 @@ class QueryTokenizer:
             for i, term in enumerate(missing, start=1):
                 self._cache[term] = tuple(token for _, token in sorted(found.get(i, [])))
         return [self._cache[t] for t in terms]
+
+
+FIELDS_TABLE = "temp.lexical_fields"
+
+
+def load_fields(conn: sqlite3.Connection, chunk_ids: np.ndarray,
+                rows_of: Callable[[np.ndarray], np.ndarray]) -> Lexical:
+    """Inside the caller's read transaction: postings of each chunk's fields (document title,
+    the headings under it, file path; no body), in a temp FTS5 table rebuilt per index version."""
+    conn.execute(f"DELETE FROM {FIELDS_TABLE}")
+    rows = conn.execute("SELECT c.id, d.title, c.heading_path, d.source FROM chunks c "
+                        "JOIN documents d ON d.id = c.doc_id")
+    conn.executemany(f"INSERT INTO {FIELDS_TABLE}(rowid, body) VALUES (?, ?)",
+                     ((chunk_id, _field_text(title, path, source)) for chunk_id, title, path, source in rows))
+    return Lexical.load(conn, chunk_ids, rows_of, instances="temp.lexical_field_instances")
+
+
+def _field_text(title: str, path_json: str, source: str) -> str:
+    headings = [h for h in json.loads(path_json) if h != title]
+    return index_text("\n".join([title, *headings, source]))

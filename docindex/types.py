@@ -6,7 +6,8 @@ from dataclasses import asdict, dataclass, field
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved passage. `cosine` is the only calibrated score."""
+    """One retrieved passage, with every score that placed it (docindex/ranking.py).
+    `cosine` is the only calibrated score."""
 
     chunk_id: int
     doc_id: int
@@ -18,7 +19,11 @@ class Hit:
     text: str
     cosine: float
     bm25: float               # positive, larger is better (negated FTS5 bm25()); 0.0 if not matched
-    fusion: float             # RRF score, k=60
+    fusion: float             # the chunk's own weighted RRF score over the retrievers' ranks
+    fields_bm25: float = 0.0  # BM25 over title, heading path and file path; 0.0 if not matched or off
+    doc_score: float = 0.0    # its document's score from its best fused chunks; 0.0 when off
+    score: float = 0.0        # what hits are ordered by: fusion + doc weight × doc_score
+    coverage: float = 0.0     # idf-weighted share of the query's words found in the chunk, 0-1
 
     def to_dict(self) -> dict:
         d = asdict(self)

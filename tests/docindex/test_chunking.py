@@ -115,3 +115,43 @@ def test_cjk_text_without_spaces_is_split_within_the_budget(count_tokens):
     chunks = chunks_of(f"# 染发\n\n{text}\n", count_tokens)
     assert len(chunks) > 1
     assert all(count_tokens(c.embed_text) <= MAX_TOKENS for c in chunks)
+
+
+# ---------------------------------------------------------------- chunks that stand on their own
+
+def _long_list(n: int = 14) -> str:
+    return "\n".join(f"{i}. step {i} installs the part number {i} of the service and checks it twice;"
+                     for i in range(1, n + 1))
+
+
+def test_a_lone_code_fence_is_not_a_chunk_of_its_own(count_tokens):
+    markdown = f"# Ops\n\n## Run it: `make run`\n\n```bash\nmake run\n```\n\n{_long_list()}\n"
+    chunks = chunks_of(markdown, count_tokens)
+    assert len(chunks) > 1 and all(count_tokens(c.embed_text) <= MAX_TOKENS for c in chunks)
+    first = chunks[0]
+    assert first.text.startswith("```bash\nmake run\n```\n\n1. step 1 installs")
+    assert all(len(c.text) >= 100 for c in chunks)
+    joined = "\n".join(c.text for c in chunks)
+    assert all(f"part number {i} " in joined for i in range(1, 15))   # nothing lost
+
+
+def test_a_tiny_last_piece_joins_the_piece_before_it_or_takes_its_tail(count_tokens):
+    sentences = " ".join(f"Sentence {i} tells the reader about option {i} in detail." for i in range(40))
+    chunks = chunks_of(f"# Doc\n\n{sentences} Short end.\n", count_tokens)
+    assert len(chunks) > 1
+    assert all(len(c.text) >= 100 for c in chunks)
+    assert all(count_tokens(c.embed_text) <= MAX_TOKENS for c in chunks)
+    assert chunks[-1].text.endswith("Short end.")
+
+
+def test_sections_are_never_merged_so_every_anchor_stays(count_tokens):
+    chunks = chunks_of("# Guide\n\nintro\n\n## Setup\n\nsetup text\n\n## Usage\n\nusage text\n", count_tokens)
+    assert [c.anchor for c in chunks] == ["guide", "setup", "usage"]
+
+
+def test_the_heading_path_is_embedded_and_scored_but_not_in_the_displayed_text(count_tokens):
+    chunks = chunks_of("# Guide\n\n## Serving\n\n### Your own documents\n\nBuild an index first.\n",
+                       count_tokens, )
+    chunk = chunks[-1]
+    assert chunk.text == "Build an index first."
+    assert chunk.embed_text == "Guide › Serving › Your own documents\nBuild an index first."

@@ -1,0 +1,92 @@
+"""From retriever rankings to the hits' order: fusion, document scores, diversity.
+
+Search runs up to three retrievers over one collection, each giving its best
+CANDIDATES chunks: dense (cosine), BM25 over the chunk (heading path + body)
+and BM25 over the chunk's *fields* (document title, heading path and file
+path, without the body: a short field where a match means the page or
+section is about the word). Their ranks are fused by weighted reciprocal rank
+fusion. A document's score is then taken from its best fused chunks
+(`doc_depth` of them, each worth `doc_decay` times the one before), and a
+chunk ranks by its own fusion plus `doc_weight` times its document's score:
+a page with several matching sections rises above one lucky chunk. Last,
+at most `per_doc` chunks of one document are kept before chunks of other
+documents (0: no cap), so the top-k names more pages.
+
+The shipped defaults and the figures that chose them are in
+benchmarks/results/retrieval_levers.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The knobs of hybrid ranking (all measured, see the module docstring)."""
+
+    rrf_k: float = 60.0          # Cormack et al.'s constant; damps the weight of the top ranks
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    fields_weight: float = 0.0   # BM25 over title, heading path and file path; 0: not run
+    doc_weight: float = 0.0      # how much a chunk's document score adds to its own
+    doc_depth: int = 3           # best chunks of a document that make its score
+    doc_decay: float = 0.5       # each next chunk counts this much of the one before
+    per_doc: int = 0             # chunks of one document before others get a turn; 0: no cap
+
+
+DEFAULT_RANKING = Ranking()
+
+
+@dataclass(frozen=True)
+class Ranked:
+    chunk_id: int
+    fusion: float       # the chunk's own RRF score
+    doc_score: float    # its document's score (0.0 when document scoring is off)
+    score: float        # what the order is by: fusion + doc_weight × doc_score
+
+
+def rrf(rankings: list[tuple[np.ndarray, float]], k: float) -> dict[int, float]:
+    """Weighted reciprocal rank fusion: Σ weight / (k + rank), ranks from 1."""
+    scores: dict[int, float] = {}
+    for ranking, weight in rankings:
+        if not weight:
+            continue
+        for rank, chunk_id in enumerate(ranking.tolist(), start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
+    return scores
+
+
+def rank(fused: dict[int, float], doc_of: dict[int, int], ranking: Ranking) -> list[Ranked]:
+    """Every fused chunk, best first (equal scores: ascending chunk id)."""
+    doc_scores: dict[int, float] = {}
+    if ranking.doc_weight:
+        by_doc: dict[int, list[float]] = {}
+        for chunk_id, value in fused.items():
+            by_doc.setdefault(doc_of[chunk_id], []).append(value)
+        for doc, values in by_doc.items():
+            best = sorted(values, reverse=True)[: ranking.doc_depth]
+            doc_scores[doc] = sum(v * ranking.doc_decay ** i for i, v in enumerate(best))
+    ranked = []
+    for chunk_id, value in fused.items():
+        doc_score = doc_scores.get(doc_of[chunk_id], 0.0)
+        ranked.append(Ranked(chunk_id, value, doc_score, value + ranking.doc_weight * doc_score))
+    ranked.sort(key=lambda r: (-r.score, r.chunk_id))
+    return _diversify(ranked, doc_of, ranking.per_doc)
+
+
+def _diversify(ranked: list[Ranked], doc_of: dict[int, int], per_doc: int) -> list[Ranked]:
+    """At most `per_doc` chunks of a document, in order; the rest follow in order."""
+    if per_doc <= 0:
+        return ranked
+    taken: dict[int, int] = {}
+    first, later = [], []
+    for item in ranked:
+        doc = doc_of[item.chunk_id]
+        if taken.get(doc, 0) < per_doc:
+            taken[doc] = taken.get(doc, 0) + 1
+            first.append(item)
+        else:
+            later.append(item)
+    return first + later
