@@ -21,6 +21,7 @@ class Passage:
     title: str = ""
     chunk_id: int | None = None
     collection: str = ""
+    coverage: float | None = None   # idf-weighted share of the question's words in the passage; None: not sent
 
     def to_dict(self) -> dict:
         return asdict(self)
