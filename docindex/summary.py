@@ -2,7 +2,8 @@
 
 `summarize(title, sections, texts)`:
 - summary: extractive. The document's sentences (prose only: headings, code
-  fences, table rows and list markers are skipped) scored by how much of the
+  blocks, lists, tables and quotes are skipped, and so are fragments a chunk
+  cut at its start) scored by how much of the
   document's vocabulary they carry (the mean frequency of their content
   words, so a long sentence does not win by length), with a small bonus for
   coming early; the best `max_sentences` are returned in document order,
@@ -44,12 +45,16 @@ def prose_sentences(texts: Iterable[str]) -> list[str]:
     sentences: list[str] = []
     for text in texts:
         paragraph: list[str] = []
-        in_code = False
+        in_code = in_block = False          # in a fence; in a list item, table or quote (until a blank line)
         for line in text.splitlines() + [""]:
             if _FENCE.match(line):
                 in_code = not in_code
                 continue
-            if in_code or not line.strip() or _NOT_PROSE.match(line):
+            if not line.strip():
+                in_block = False
+            elif _NOT_PROSE.match(line):
+                in_block = True
+            if in_code or in_block or not line.strip():
                 if paragraph:
                     sentences += _SENTENCE_END.split(" ".join(paragraph))
                     paragraph = []
@@ -59,7 +64,8 @@ def prose_sentences(texts: Iterable[str]) -> list[str]:
     unique = []
     for sentence in (s.strip() for s in sentences):
         # Chunks overlap: a sentence repeated at a chunk border counts once.
-        if len(sentence.split()) >= _MIN_WORDS and sentence not in seen:
+        # A chunk may start mid-sentence: a lowercase start is a fragment, not a sentence.
+        if len(sentence.split()) >= _MIN_WORDS and not sentence[0].islower() and sentence not in seen:
             seen.add(sentence)
             unique.append(sentence)
     return unique
