@@ -3,7 +3,8 @@
 The scripts run in a copy of the repository layout (scripts/, docs/, README.md) in
 a temporary folder, so the real var/demo.db is never touched. build_demo_index.sh
 runs the real `docindex` (one tiny document); run.sh runs with stand-ins for
-`python` and `docindex` that record their calls, and stops where Ray would start.
+`python` and `docindex` that record their calls: the stand-in python passes the
+port check and fails whatever would start Ray.
 """
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_the_demo_build_writes_only_the_demo_db_even_with_askdocs_db_set(tree, u
 
 
 FAKE_PYTHON = """#!/usr/bin/env bash
-# stand-in: the port check (python - HOST PORT) passes; starting Ray fails at once
+# stand-in: the port check (python - HOST PORT) passes; anything else (starting Ray) fails at once
 echo "python $*" >> "$CALLS"
 if [[ "$1" == "-" ]]; then cat > /dev/null; exit 0; fi
 exit 1
@@ -104,7 +105,7 @@ def run_script(tree: Path, fake_bin: Path, tmp_path: Path, **env: str) -> tuple[
 def test_run_with_a_user_db_never_builds_the_demo_into_it(tree, fake_bin, user_db, tmp_path):
     before = user_db.read_bytes()
     proc, calls = run_script(tree, fake_bin, tmp_path, ASKDOCS_DB=str(user_db))
-    assert "Ray failed to start" in proc.stderr          # the stand-in stops the run there
+    assert proc.returncode != 0                          # the stand-in python stops it where Ray would start
     assert f"serving your index {user_db} as is" in proc.stderr
     assert "docindex" not in calls                        # no ingest at all
     assert user_db.read_bytes() == before and sorted(p.name for p in user_db.parent.iterdir()) == ["my.db"]
