@@ -18,4 +18,4 @@ DB=${EVAL_DB:-var/eval.db}
 # (measured here: ~2 tokens/s under load vs ~15-30 at nice 0). Evals measure the graph, not the neighbours.
 export RAY_worker_niceness=${RAY_worker_niceness:-0}
 [[ -f "$DB" ]] || "$BIN/python" -m evals.build_index --db "$DB"
-exec "$BIN/askdocs" launch serve_config.yaml --port "$PORT" --db "$DB" --run-dir "var/eval-run-$PORT" --logs "$@"
+exec "$BIN/python" -m serve_app.cli launch serve_config.yaml --port "$PORT" --db "$DB" --run-dir "var/eval-run-$PORT" --logs "$@"

@@ -24,5 +24,5 @@ START_TIMEOUT_S=${START_TIMEOUT_S:-300}
 
 work=$(mktemp -d /tmp/askdocs-lt.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-"$BIN/askdocs" launch "$CONFIG" --host 127.0.0.1 --port "$PORT" --db "$DB" --run-dir "$work" \
+"$BIN/python" -m serve_app.cli launch "$CONFIG" --host 127.0.0.1 --port "$PORT" --db "$DB" --run-dir "$work" \
   --start-timeout "$START_TIMEOUT_S" --logs -- bash -c "${RUN:-bash loadtest/run.sh}"

@@ -1,46 +1,28 @@
-"""A light local Ray head for `make run`, stopped cleanly on SIGTERM/SIGINT.
+"""A light local Ray head, stopped cleanly on SIGTERM/SIGINT (kept for old commands).
 
-    python scripts/local_ray.py --address-file var/ray/address [--num-cpus N]
+    python scripts/local_ray.py --address-file var/ray/address [--num-cpus N] [--temp-dir DIR]
 
-Starts a NEW local cluster (never joins one that is already running), without
-the dashboard (it costs ~2.7 GB and ~20 s here), writes its GCS address to
-`--address-file` for `serve run --address`, and waits. On SIGTERM/SIGINT it
-shuts the cluster down, stopping every Ray process it started and no other.
+The logic lives in serve_app/launcher.py (`ray_head`), which `askdocs launch`
+(make run, make eval, the load test, the image) starts for you.
 """
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import threading
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from serve_app.launcher import ray_head  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--address-file", type=Path, required=True)
-    parser.add_argument("--num-cpus", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--num-cpus", type=int, default=0, help="0: Ray counts them")
     parser.add_argument("--temp-dir", type=Path, default=Path("/tmp/askdocs-ray"))
     args = parser.parse_args()
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-
-    import ray
-
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    # Ray's socket paths must stay short (AF_UNIX limit): keep temp_dir short.
-    context = ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False,
-                       _temp_dir=str(args.temp_dir.resolve()), logging_level="WARNING")
-    args.address_file.parent.mkdir(parents=True, exist_ok=True)
-    args.address_file.write_text(context.address_info["gcs_address"])
-    try:
-        while not stop.wait(1.0):  # a timeout so signals are handled promptly
-            pass
-    finally:
-        args.address_file.unlink(missing_ok=True)
-        ray.shutdown()
+    ray_head(args.address_file, args.temp_dir, args.num_cpus)
 
 
 if __name__ == "__main__":

@@ -253,39 +253,54 @@ class Graph:
         return self._procs[1].wait() if len(self._procs) > 1 else 1
 
     def stop(self) -> None:
-        """SIGTERM `serve run`, then the Ray head (each waited for); then kill anything they started that lives on."""
+        """SIGTERM `serve run`, then the Ray head (each waited for); then kill anything they started
+        that lives on. A second Ctrl-C or SIGTERM meanwhile is held off (it must not cut this short)."""
         self._remember()
-        for proc in reversed(self._procs):
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(STOP_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-        import psutil
-        for child in self._seen.values():
-            with contextlib.suppress(psutil.Error):
-                if child.is_running():
-                    child.kill()
-        self._procs.clear()
-        self._seen.clear()
+        held = {}
+        if threading.current_thread() is threading.main_thread():
+            held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for proc in reversed(self._procs):
+                _terminate(proc)
+            import psutil
+            for child in self._seen.values():
+                with contextlib.suppress(psutil.Error):
+                    if child.is_running():
+                        child.kill()
+            self._procs.clear()
+            self._seen.clear()
+        finally:
+            for sig, previous in held.items():
+                signal.signal(sig, previous)
+
+
+def _terminate(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)      # its own session: the group is its pid
+        proc.wait()
 
 
 # ------------------------------------------------------------------ signals and the Ray head
 
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C (KeyboardInterrupt) inside the block, so `finally` stops the graph."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt inside the block, so `finally` stops the graph
+    (SIGINT explicitly too: a shell starting us in the background leaves it ignored)."""
     def handler(signum: int, frame: object) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def ray_head(address_file: Path, temp_dir: Path, num_cpus: int) -> None:  # num_cpus 0: Ray counts
