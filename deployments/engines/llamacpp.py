@@ -34,11 +34,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.citation_grammar import citation_gbnf
-from deployments.engines.models import ModelKind, resolve_model
+from deployments.engines.gguf_convert import AUTO as AUTO_WEIGHTS, convert_gguf, resolve_weights
+from deployments.engines.models import DEFAULT_ALIASES, ModelKind, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
 
 log = logging.getLogger(__name__)
@@ -94,12 +96,13 @@ class LlamaCppEngine(Engine):
         n_batch: int = DEFAULT_N_BATCH,
         seed: int = 0,
         repeat_penalty: float = 1.0,
+        weights: str = AUTO_WEIGHTS,
         **unknown: Any,
     ) -> None:
         if unknown:
             raise ConfigError(
                 f"unknown llamacpp engine option(s): {', '.join(sorted(unknown))}; "
-                "allowed: model, slots, n_threads, n_ctx, n_batch, seed, repeat_penalty"
+                "allowed: model, slots, n_threads, n_ctx, n_batch, seed, repeat_penalty, weights"
             )
         if slots < 1:
             raise ConfigError(f"llamacpp slots must be >= 1, got {slots}")
@@ -115,6 +118,9 @@ class LlamaCppEngine(Engine):
         self.n_batch = n_batch
         self.seed = seed
         self.repeat_penalty = repeat_penalty
+        # The weight type loaded (deployments/engines/gguf_convert.py): "auto" re-types
+        # the shipped Q4_1 default for llama.cpp's fast prefill kernels, converted once on start.
+        self.weights = resolve_weights(weights, default_model=(model or "").strip() in DEFAULT_ALIASES)
         self._grammars: dict[int, Any] = {}
         self.sampled_tokens_total = 0  # every token llama.cpp sampled, for tests and stats
         self._idle: asyncio.Queue | None = None  # loaded Llama contexts not in use
@@ -152,7 +158,7 @@ class LlamaCppEngine(Engine):
         from llama_cpp import Llama
 
         return Llama(
-            model_path=self.model,
+            model_path=str(convert_gguf(Path(self.model), self.weights)),  # cached after the first slot
             n_ctx=self.n_ctx,
             n_batch=self.n_batch,
             n_threads=self.n_threads,

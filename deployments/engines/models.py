@@ -92,17 +92,20 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONVERT_CACHE = REPO_ROOT / "var" / "models"
 
 
-def converted_folder(gguf: Path, cache_dir: Path = DEFAULT_CONVERT_CACHE) -> Path:
-    """Where `convert_gguf_to_hf` puts (or already put) this GGUF's HF folder.
-
-    Keyed by name, size and a hash of the first MiB, so a replaced file with the
-    same name is converted again without hashing gigabytes on every start.
-    """
+def gguf_cache_key(gguf: Path) -> str:
+    """A GGUF's name, size and a hash of its first MiB: converted copies are
+    cached under it, so a replaced file with the same name is converted again
+    without hashing gigabytes on every start."""
     import hashlib
 
     with gguf.open("rb") as f:
         head = hashlib.sha256(f.read(1 << 20)).hexdigest()[:12]
-    return cache_dir / f"{gguf.stem}-{gguf.stat().st_size}-{head}"
+    return f"{gguf.stem}-{gguf.stat().st_size}-{head}"
+
+
+def converted_folder(gguf: Path, cache_dir: Path = DEFAULT_CONVERT_CACHE) -> Path:
+    """Where `convert_gguf_to_hf` puts (or already put) this GGUF's HF folder."""
+    return cache_dir / gguf_cache_key(gguf)
 
 
 def convert_gguf_to_hf(gguf: Path, cache_dir: Path = DEFAULT_CONVERT_CACHE) -> Path:
