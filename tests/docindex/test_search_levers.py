@@ -44,9 +44,15 @@ def test_every_hit_says_why_it_ranked(small_index):
     assert {"cosine", "bm25", "fusion", "fields_bm25", "doc_score", "score"} <= set(top.to_dict())
 
 
-def test_the_default_ranking_orders_by_fusion_alone(small_index):
+def test_the_previous_ranking_orders_by_fusion_alone(small_index):
+    small_index.ranking = Ranking()
     hits = small_index.search("make install environment", k=3)
     assert all(h.score == h.fusion and h.doc_score == 0.0 and h.fields_bm25 == 0.0 for h in hits)
+
+
+def test_the_default_ranking_scores_the_fields_of_a_page(small_index):
+    hits = small_index.search("install", k=2)
+    assert hits[0].source == "install.md" and hits[0].fields_bm25 > 0 and hits[0].score == hits[0].fusion
 
 
 def test_a_document_cap_lets_other_documents_in(tmp_path, fake_embedder):

@@ -1,0 +1,128 @@
+"""Ranking levers (docindex/ranking.py) measured one by one on dev data only.
+
+    .venv/bin/python benchmarks/retrieval_levers.py --eval-db var/eval.db \
+        --oos postgresql=var/oos/postgresql.db --oos python=var/oos/python.db [--levers NAME…]
+
+For every lever (a Ranking that changes one or two knobs of the shipped
+default) it scores:
+- the cMCP dev eval (evals/cases.jsonl, retrieval-only, k=5): recall@1/3/5
+  and MRR exactly as `python -m evals.run --retrieval-only` computes them;
+- each out-of-sample corpus's DEV half (benchmarks/oos, never the test
+  half): distinct-document recall@1/3/5/10 and MRR over the first 10
+  distinct documents of a k=30 search (the gold page or any `also` page
+  counts), as benchmarks/retrieval_oos.py scores them;
+- search latency P50 (ms, in-process, embedding included) on each index.
+Writes benchmarks/results/retrieval_levers.json; the table in
+retrieval_levers.md is written from it by hand, with the decision.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from docindex.index import Index  # noqa: E402
+from docindex.ranking import Ranking  # noqa: E402
+
+BASE = Ranking()   # the field defaults: ranking as shipped before these levers
+LEVERS: dict[str, Ranking] = {
+    "baseline (shipped before)": Ranking(),
+    "fields w0.5": replace(BASE, fields_weight=0.5),
+    "fields w1": replace(BASE, fields_weight=1.0),
+    "doc agg w0.5": replace(BASE, doc_weight=0.5),
+    "doc agg w1": replace(BASE, doc_weight=1.0),
+    "per_doc 2": replace(BASE, per_doc=2),
+    "per_doc 1": replace(BASE, per_doc=1),
+    "rrf k 20": replace(BASE, rrf_k=20.0),
+    "rrf k 100": replace(BASE, rrf_k=100.0),
+    "bm25 w1.5": replace(BASE, bm25_weight=1.5),
+    "dense w1.5": replace(BASE, dense_weight=1.5),
+    "fields w1 + per_doc 2": replace(BASE, fields_weight=1.0, per_doc=2),
+    "fields w1 + per_doc 3": replace(BASE, fields_weight=1.0, per_doc=3),
+    "fields w0.5 + per_doc 2": replace(BASE, fields_weight=0.5, per_doc=2),
+}
+OOS_CHUNKS = 50   # as benchmarks/retrieval_oos.py asks
+
+
+def eval_scores(index: Index, ranking: Ranking) -> dict:
+    from evals.cases import load_cases
+    from evals.metrics import METRICS, aggregate
+
+    index.ranking = ranking
+    cases = load_cases()
+    records, latencies = {}, []
+    for case in cases:
+        start = time.perf_counter()
+        hits = index.search(case.question, 5, "cmcp")
+        latencies.append((time.perf_counter() - start) * 1e3)
+        records[case.id] = {"id": case.id, "case_sha": case.sha, "kind": case.kind, "mode": "retrieval",
+                            "sources": [h.to_dict() for h in hits]}
+    wanted = {"recall@1", "recall@3", "recall@5", "mrr"}
+    aggregates = aggregate(cases, records, [m for m in METRICS if m.name in wanted])
+    out = {name: round(a.value, 4) for name, a in aggregates.items()}
+    out["p50_ms"] = round(statistics.median(latencies), 2)
+    return out
+
+
+def oos_scores(index: Index, corpus: str, ranking: Ranking) -> dict:
+    """As benchmarks/retrieval_oos.py scores ours (its metrics module), dev half only."""
+    from benchmarks.oos import metrics
+    from benchmarks.oos.questions import questions
+
+    index.ranking = ranking
+    per, latencies = [], []
+    dev = questions(corpus, "dev")
+    for q in dev:
+        start = time.perf_counter()
+        hits = index.search(q["question"], OOS_CHUNKS, corpus)
+        latencies.append((time.perf_counter() - start) * 1e3)
+        sources = [h.source for h in hits]
+        per.append(metrics.per_question(metrics.distinct(sources)[:10], {q["gold"], *q["also"]}, sources))
+    out = {name: round(statistics.fmean(p[name] for p in per), 4) for name in per[0]}
+    out["n"] = len(dev)
+    out["p50_ms"] = round(statistics.median(latencies), 2)
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--eval-db", type=Path, default=REPO / "var" / "eval.db")
+    p.add_argument("--oos", action="append", default=[], help="NAME=DB of an out-of-sample corpus")
+    p.add_argument("--levers", nargs="*", default=None, help="lever names (default: all)")
+    p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "retrieval_levers.json")
+    args = p.parse_args()
+    levers = {name: LEVERS[name] for name in (args.levers or LEVERS)}
+    targets: list[tuple[str, Path]] = [("cmcp-dev-eval", args.eval_db)]
+    targets += [(spec.split("=", 1)[0], Path(spec.split("=", 1)[1])) for spec in args.oos]
+    results: dict[str, dict] = {name: {"ranking": asdict(r)} for name, r in levers.items()}
+    for target, db in targets:
+        with Index(db) as index:
+            index.search("warm up the embedder and the postings", 5)
+            for name, ranking in levers.items():
+                if target == "cmcp-dev-eval":
+                    scores = eval_scores(index, ranking)
+                else:
+                    scores = oos_scores(index, target, ranking)
+                results[name][target] = scores
+                print(f"{target:14} {name:28} {json.dumps(scores)}", flush=True)
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "commit": _commit(), "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+    args.out.write_text(json.dumps({"meta": meta, "levers": results}, indent=1) + "\n")
+    return 0
+
+
+def _commit() -> str:
+    import subprocess
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=REPO).stdout.strip()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
