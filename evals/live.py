@@ -73,6 +73,27 @@ def _commit() -> str:
         return "unknown"
 
 
+CODE_DIRS = ("deployments", "serve_app", "docindex", "evals")
+
+
+def code_fingerprint() -> str:
+    """sha256 over the served code as it is on disk (committed or not, untracked included):
+    two runs with the same fingerprint ran the same code, whatever HEAD said."""
+    import hashlib
+    try:
+        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", *CODE_DIRS], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    digest = hashlib.sha256()
+    for rel in sorted(f for f in files if f.endswith((".py", ".jsonl", ".lock", ".json"))
+                      and not f.startswith("evals/results/")):
+        path = REPO / rel
+        if path.is_file():
+            digest.update(rel.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _step(timings: dict[str, float], name: str, started: float) -> None:
     timings[name] = round(time.monotonic() - started, 1)
     print(f"live: {name} done in {timings[name]} s", file=sys.stderr)
@@ -119,6 +140,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     cases = load_cases()
     timings: dict[str, float] = {}
     started = time.monotonic()
+    code_before = code_fingerprint()
     os.environ.setdefault("RAY_worker_niceness", "0")   # Ray's default 15 starves the Generator on a busy box
     t = time.monotonic()
     if build_index.main(["--db", str(DB)]) != 0:
@@ -150,7 +172,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     _step(timings, "gate", t)
     timings["total"] = round(time.monotonic() - started, 1)
     summary = {"label": args.label, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-               "commit": _commit(), "load_avg_end": [round(x, 2) for x in os.getloadavg()],
+               "commit": _commit(), "code_sha256": code_before,
+               "code_changed_during_run": code_fingerprint() != code_before, "load_avg_end": [round(x, 2) for x in os.getloadavg()],
                "cpus": os.cpu_count(), "set": extra, "runs": {k: str(v) for k, v in runs.items()},
                "timings_s": timings, "gate_exit": verdict}
     args.out.mkdir(parents=True, exist_ok=True)
