@@ -48,7 +48,7 @@ def main() -> int:
         total = {name: [] for name in VARIANTS}
         bm25 = {name: [] for name in VARIANTS}
         with Index(db) as index:
-            for name, ranking in VARIANTS.items():   # warm-up: embedder, postings, field postings
+            for ranking in VARIANTS.values():   # warm-up: embedder, postings, field postings
                 index.ranking = ranking
                 index.search(queries[0], 5)
             for _ in range(REPEATS):
