@@ -1,8 +1,8 @@
 """One answer, as a sequence of protocol events: retrieve → gate → generate →
 check. HTTP-free, so the SSE and JSON modes (and tests) share it.
 
-Errors that must become an HTTP status (`Busy` → 503, `UnknownCollection` →
-422) are raised; they can only happen before the first token, which the
+Errors that must become an HTTP status (`Busy` → 503, `InvalidRequest` →
+422: an unknown collection, a question the index cannot search) are raised; they can only happen before the first token, which the
 ingress pulls before it commits to a 200. Every other failure becomes the
 one terminal `ErrorEvent`.
 
@@ -25,7 +25,7 @@ from opentelemetry.trace import Span
 
 from deployments.citations import CheckResult
 from deployments.engines.base import GenParams
-from deployments.errors import AskdocsError, Busy, EngineError, RetrievalError, UnknownCollection
+from deployments.errors import AskdocsError, Busy, EngineError, InvalidRequest, RetrievalError
 from deployments.prompt import REFUSAL_SENTENCE, build_prompt
 from deployments.scaffold import ScaffoldFilter
 from deployments import tracing
@@ -68,7 +68,7 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
                 elif isinstance(event, ErrorEvent):
                     record = AnswerRecord("error", event.stage, clock.timings.model_dump())
                 yield event
-    except (Busy, UnknownCollection):
+    except (Busy, InvalidRequest):
         record = AnswerRecord("rejected", None, {})
         raise
     except (asyncio.CancelledError, GeneratorExit):
@@ -112,7 +112,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
     try:
         with tracing.child_span("retrieval", answer_span, k=k) as span:
             passages = await pipeline.search(req.question, k, req.collection, **stages.carrier(span))
-    except (Busy, UnknownCollection):
+    except (Busy, InvalidRequest):
         raise
     except RetrievalError as e:
         t.retrieval_ms = _ms(step)

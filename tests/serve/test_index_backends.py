@@ -93,10 +93,6 @@ async def test_a_collection_the_index_lacks_is_422_saying_why(backend: tuple[str
 async def test_a_question_of_only_stopwords_is_422_saying_what_to_change(
         backend: tuple[str, httpx.AsyncClient], caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest) -> None:
     name, client = backend
-    if name == "docindex":
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="needs serve_app/answer.py to re-raise InvalidRequest as it does UnknownCollection "
-                                "(owned by another session; see the report)"))
     responses = [await client.post("/ask", json={"question": "the of and"}),
                  await client.post("/ask?stream=false", json={"question": "the of and"})]
     if name == "docindex":      # crag-mcp has no stopword rule: it searches them (no 4xx, no 5xx either)
