@@ -17,8 +17,12 @@ Failure policy:
 - a call slower than `call_timeout_s` (queue wait included) → `McpTimeout`;
   the session stays usable;
 - a dead session (the server exited) is restarted and the call retried on
-  it. A start that fails is retried (0.25 s backoff, doubling to 1 s) for as
-  long as the waiting call has time left; then → `McpUnavailable`, and the
+  it. A start that fails is retried (0.25 s backoff, doubling to 1 s) while
+  the waiting call has time left for the backoff plus twice the slowest
+  failed start so far; then → `McpUnavailable` naming the last start error,
+  before the call's own timeout. A call that times out while it waits on a
+  restart, or while no session serves (a start slower than estimated), is
+  `McpUnavailable` too, never `McpTimeout`: the index is down, not slow. The
   worker keeps trying to restart in the background so the pool heals; when no
   session serves, the next call starts the next attempt at once. (Inside
   a Ray replica, the first spawns after a SIGKILLed server can die before
@@ -39,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
 from ray import serve
 
@@ -46,6 +51,7 @@ from deployments.errors import InvalidRequest, McpTimeout, McpUnavailable, Retri
 from deployments.mcp_results import (argument_error, crag_stats_chunks, error_text, parse_search_result,
                                      rejected_arguments)
 from deployments.passage import Passage
+from deployments.server_stderr import StderrTail, start_failure
 from deployments.logs import use_serve_logging
 from deployments import tracing
 
@@ -62,6 +68,7 @@ class _Job:
     arguments: dict[str, Any]
     future: asyncio.Future = field(repr=False)
     deadline: float = 0.0           # loop time after which the caller has given up
+    restarting: bool = False        # its session died: it waits on a restart
 
 
 class _SessionDied(Exception):
@@ -102,6 +109,7 @@ class McpPool:
         self._workers: list[asyncio.Task] = []
         self._closing = False
         self._live = 0                  # sessions started and serving
+        self.last_start_error: str | None = None    # why the last failed (re)start failed
         self.tools: frozenset[str] | None = None    # the server's tool names (None: it did not say)
 
     def offers(self, tool: str) -> bool:
@@ -117,16 +125,25 @@ class McpPool:
                 await asyncio.wait_for(ready, self.start_timeout_s)
             except Exception as e:
                 await self.close()
-                raise McpUnavailable(f"the index server did not start: {e}") from e
+                if isinstance(e, McpUnavailable):       # one readable line, no chained group
+                    raise McpUnavailable(str(e)) from None
+                raise McpUnavailable(f"the index server did not start: {e!r}") from None
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        await self._jobs.put(_Job(tool, arguments, future, loop.time() + self.call_timeout_s))
+        job = _Job(tool, arguments, loop.create_future(), loop.time() + self.call_timeout_s)
+        await self._jobs.put(job)
         try:
-            return await asyncio.wait_for(future, self.call_timeout_s)
+            return await asyncio.wait_for(job.future, self.call_timeout_s)
         except asyncio.TimeoutError:
+            if job.restarting or self._live == 0:
+                # A start outlasted the estimate: the index is down, not slow.
+                raise McpUnavailable(self._down(f"within {self.call_timeout_s:g} s")) from None
             raise McpTimeout(f"the index did not answer within {self.call_timeout_s:g} s") from None
+
+    def _down(self, when: str = "") -> str:
+        why = f" (last start: {self.last_start_error})" if self.last_start_error else ""
+        return f"the index server is down and could not be restarted{' ' + when if when else ''}{why}"
 
     async def close(self) -> None:
         # Cancel repeatedly: a cancel that lands while the SDK's anyio task group
@@ -146,22 +163,28 @@ class McpPool:
     async def _worker(self, index: int, ready: asyncio.Future) -> None:
         retry_job: _Job | None = None       # the job whose call found the session dead
         backoff = self.RESTART_BACKOFF_S
+        slowest_start = 0.0                 # the longest failed start of this outage
         loop = asyncio.get_running_loop()
         while not self._closing:
             entered = False
             attempt_started = loop.time()
+            stderr = StderrTail()       # the server's stderr, passed on; its last line says why a start failed
             try:
-                async with Client(self.params, read_timeout_seconds=self.start_timeout_s) as client:
+                async with Client(stdio_client(self.params, errlog=stderr.file),
+                                  read_timeout_seconds=self.start_timeout_s) as client:
                     await self._learn_tools(client)
                     await client.call_tool("crag_search", WARMUP_QUERY)
                     entered = True
                     if not ready.done():
                         ready.set_result(None)
                     backoff = self.RESTART_BACKOFF_S
+                    slowest_start = 0.0
+                    self.last_start_error = None
                     self._live += 1
                     try:
                         if retry_job is not None:
                             job, retry_job = retry_job, None
+                            job.restarting = False
                             if await self._run(client, job, retried=True):
                                 raise _SessionDied
                         while True:
@@ -170,28 +193,34 @@ class McpPool:
                                 continue
                             if await self._run(client, job, retried=False):
                                 retry_job = job
+                                job.restarting = True
                                 raise _SessionDied
                     finally:
                         self._live -= 1
             except asyncio.CancelledError:
+                stderr.close(wait=False)
                 raise
             except Exception as e:  # noqa: BLE001 - a dead session, or a (re)start that failed
+                stderr.close(wait=False)
                 if not ready.done():
-                    ready.set_exception(RuntimeError(f"{type(e).__name__}: {e}"))
+                    await asyncio.to_thread(stderr.close)       # read what the server said before it exited
+                    ready.set_exception(McpUnavailable(start_failure(e, stderr.last_line())))
                     return
                 self.restarts += 1
                 if entered:
                     log.warning("MCP session %d died; restarting it", index)
                     continue
                 # The waiting call keeps its place while its deadline allows another
-                # start (the backoff plus as long as this failed start took).
+                # start: the backoff plus twice the slowest failed start so far (a
+                # loaded machine makes starts slower, not faster).
                 now = loop.time()
+                slowest_start = max(slowest_start, now - attempt_started)
+                self.last_start_error = _describe(e)
                 if retry_job is not None and (
                         retry_job.future.done()
-                        or now + backoff + (now - attempt_started) >= retry_job.deadline):
+                        or now + backoff + 2 * slowest_start >= retry_job.deadline):
                     if not retry_job.future.done():
-                        retry_job.future.set_exception(
-                            McpUnavailable("the index server is down and could not be restarted"))
+                        retry_job.future.set_exception(McpUnavailable(self._down()))
                     retry_job = None
                 log.warning("MCP session %d could not start (%s); retrying in %.2f s", index, _describe(e), backoff)
                 log.debug("MCP session %d start failure", index, exc_info=e)
@@ -204,6 +233,8 @@ class McpPool:
                         job = None
                     if job is not None:
                         retry_job = None if job.future.done() else job
+                        if retry_job is not None:
+                            retry_job.restarting = True
                         backoff = self.RESTART_BACKOFF_S
                         continue
                 else:
@@ -326,7 +357,11 @@ class Retriever:
         tracing.setup_tracing("askdocs-retriever", otel_endpoint)
         self.pool = McpPool(command, size=pool_size, call_timeout_s=call_timeout_s,
                             start_timeout_s=start_timeout_s)
-        await self.pool.start()
+        try:
+            await self.pool.start()
+        except McpUnavailable as e:
+            log.error("%s", e)      # the one line that says why; Serve's status ends with it too
+            raise
 
     async def search(self, question: str, k: int, collection: str | None = None,
                      trace: dict[str, str] | None = None) -> list[Passage] | InvalidRequest:
