@@ -33,7 +33,10 @@ def test_slow_body_is_cut_off_by_the_read_timeout(local_server: Server) -> None:
     # slowloris: a valid Content-Length, then one byte every 0.5 s (the whole body would take ~50 s).
     result = slow_post(local_server.port, chunk=b" ", chunks=100, gap_s=0.5, chunked=False, deadline_s=20)
     assert result.status == 408, result
-    assert LOCAL_BODY_TIMEOUT_S - 0.5 <= result.seconds <= LOCAL_BODY_TIMEOUT_S + 3, result
+    # Not before the timeout (a lower bound: load only delays), and while the client was
+    # still sending (order: the whole body would have taken ~50 s).
+    assert result.seconds >= LOCAL_BODY_TIMEOUT_S - 0.5, result
+    assert not result.finished_sending and result.sent_bytes < result.offered_bytes, result
     health = httpx.get(f"{local_server.url}/healthz", timeout=10).json()
     assert health["in_flight"] == 0
 
@@ -52,6 +55,6 @@ def test_short_overload_at_four_times_capacity_keeps_every_bound(local_server: S
                                     **summary, "rss_mb": {"before": before, "peak": rss.peak, "after": after}})
     assert report.problems() == []
     assert set(report.statuses()) <= {200, 503} and report.statuses()[200] > 0 and report.statuses()[503] > 0
-    assert held < seconds + 30                       # the last requests finished; nothing hung
+    # Nothing hung: a request past the client deadline is a problem (above), and every slot came back.
     assert httpx.get(f"{local_server.url}/healthz", timeout=10).json()["in_flight"] == 0
     assert after - before < 100, (before, after)     # flat: no per-request leak

@@ -2,11 +2,9 @@
 docindex-like (tests/serve/stub_mcp_server.py) and crag-mcp-like (tests/stubs/crag_mcp_server.py)."""
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
-import time
 import uuid
 
 import pytest
