@@ -50,7 +50,10 @@ RUN pip install -q --no-deps .
 # package installed above. Kubernetes mounts a real index over ASKDOCS_DB.
 COPY docs/ docs/
 COPY scripts/build_demo_index.sh scripts/
-RUN BIN=/app/.venv/bin ASKDOCS_DB=/app/var/askdocs.db bash scripts/build_demo_index.sh
+# build_demo_index.sh writes only var/demo.db; the image serves it as
+# /app/var/askdocs.db (ASKDOCS_DB below, k8s/rayservice.yaml's copy-index).
+RUN BIN=/app/.venv/bin bash scripts/build_demo_index.sh \
+ && mv var/demo.db var/askdocs.db && rm -f var/demo.db.sources.sha256
 
 # ---------------------------------------------------------------------------
 # cpu: the embedded default, no build tools.

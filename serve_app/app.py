@@ -9,6 +9,8 @@ queues, back-pressure, autoscaling, CPUs) come from the YAML's
 """
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,7 +27,9 @@ from deployments.logs import use_serve_logging
 from deployments import tracing
 from serve_app.handles import HandlePipeline
 from serve_app.ingress import create_app
-from serve_app.settings import Settings
+from serve_app.settings import Settings, overridden_variables
+
+log = logging.getLogger("askdocs.settings")
 
 
 @serve.deployment
@@ -34,8 +38,10 @@ class Ingress:
     """The HTTP edge: the Starlette app of serve_app.ingress over deployment handles."""
 
     def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
-                 checker: DeploymentHandle, settings: Settings) -> None:
+                 checker: DeploymentHandle, settings: Settings, notes: tuple[str, ...] = ()) -> None:
         use_serve_logging()
+        for note in notes:      # repeated here: the app builder's own log is not where people look
+            log.warning("%s", note)
         tracing.setup_tracing("askdocs-ingress", settings.otel_endpoint)
         self.pipeline = HandlePipeline(retriever, gate, generator, checker)
         self.settings = settings
@@ -46,7 +52,10 @@ class Ingress:
 
 def load_settings(args: dict[str, Any] | None) -> Settings:
     """Settings from YAML args over ASKDOCS_* env / .env; unknown args are errors
-    (a misspelled limit must not silently fall back to its default)."""
+    (a misspelled limit must not silently fall back to its default). An ASKDOCS_*
+    variable that an arg beats is logged as overridden (WARNING, logger askdocs.settings)."""
+    for note in overridden_variables(args or {}, os.environ):
+        log.warning("%s", note)
     unknown = sorted(set(args or {}) - set(Settings.model_fields))
     if unknown:
         raise ConfigError(f"invalid askdocs args: unknown key(s) {', '.join(unknown)}")
@@ -60,6 +69,7 @@ def load_settings(args: dict[str, Any] | None) -> Settings:
 
 def build_app(args: dict[str, Any]) -> Application:
     settings = load_settings(args)
+    notes = tuple(overridden_variables(args or {}, os.environ))
     otel = settings.otel_endpoint    # every process exports its own spans (docs/tracing.md)
     retriever = Retriever.bind(settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
                                settings.mcp_start_timeout_s, otel_endpoint=otel)
@@ -67,4 +77,4 @@ def build_app(args: dict[str, Any]) -> Application:
     generator = Generator.bind(settings.engine_spec(), settings.retry_policy(), otel_endpoint=otel,
                                stream_interval_s=settings.stream_interval_s)
     checker = CitationChecker.bind(settings.min_support, otel_endpoint=otel)
-    return Ingress.bind(retriever, gate, generator, checker, settings)
+    return Ingress.bind(retriever, gate, generator, checker, settings, notes)

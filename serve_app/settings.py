@@ -10,6 +10,7 @@ import difflib
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -26,6 +27,25 @@ def default_command(db: str) -> list[str]:
 
 
 ENV_PREFIX = "ASKDOCS_"
+# A relative `db` is resolved against the askdocs checkout (the folder holding
+# serve_app/ and pyproject.toml), never against the Ray worker's working
+# directory, which is wherever `ray start` ran. Installed as a package (the
+# image) there is no checkout: then it is the working directory (the image's
+# WORKDIR, /app, where its Ray processes start).
+CODE_DIR = Path(__file__).resolve().parents[1]
+
+
+def project_dir() -> Path | None:
+    """The askdocs checkout this code runs from, or None when it is an installed package."""
+    return CODE_DIR if (CODE_DIR / "pyproject.toml").is_file() and (CODE_DIR / "serve_app").is_dir() else None
+
+
+def resolve_db(db: str, root: Path | None) -> str:
+    """`db` made absolute against `root` (the checkout), or the working directory when there is none."""
+    path = Path(db).expanduser()
+    return str(path if path.is_absolute() else (root or Path.cwd()) / path)
+
+
 # ASKDOCS_* variables that are not server settings: the client CLI's (ASKDOCS_URL,
 # ASKDOCS_API_KEY — the server's keys are ASKDOCS_API_KEYS), scripts/run.sh's, the
 # eval judge's, the load test's and the test suite's. Any other ASKDOCS_* name is
@@ -49,6 +69,17 @@ def unknown_variables(environ: Mapping[str, str], fields: set[str]) -> list[str]
         hint = f" (did you mean {ENV_PREFIX}{close[0]}?)" if close else ""
         problems.append(f"unknown setting variable {name}{hint}")
     return problems
+
+
+def overridden_variables(args: Mapping[str, Any], environ: Mapping[str, str]) -> list[str]:
+    """One line per ASKDOCS_* variable that a YAML arg beats. Under a plain `serve run`
+    the YAML's `args` reach Settings as init arguments, which win over the environment;
+    `askdocs launch` / `make run` drop such args instead, so the variable wins there
+    (serve_app/launcher.py states that precedence). Values are not shown: they may be secrets."""
+    named = {name[len(ENV_PREFIX):].lower(): name for name in environ if name.upper().startswith(ENV_PREFIX)}
+    return [f"{named[key.lower()]} is overridden by the YAML arg {key!r} (under `serve run` YAML args beat "
+            f"ASKDOCS_* variables; drop the arg, or start with `askdocs launch`, where the variable wins)"
+            for key in sorted(args) if key.lower() in named]
 
 
 class Settings(BaseSettings):
@@ -80,7 +111,11 @@ class Settings(BaseSettings):
         description="Retry-After on our 503s: about one CPU answer's generation time.")
 
     # ---------------------------------------------------------------- retrieval
-    db: str = Field("var/askdocs.db", description="docindex SQLite file the default MCP command serves.")
+    db: str = Field(
+        "var/demo.db",
+        description="docindex SQLite file the default MCP command serves (`make index` builds var/demo.db). "
+                    "A relative path is resolved against the askdocs checkout (not where `ray start` ran); "
+                    "installed as a package (the image), against the working directory (/app there).")
     mcp_command: list[str] | None = Field(
         None, description="MCP server command (argv). Default: `python -m docindex.cli serve-mcp --db DB`.")
     mcp_pool_size: int = Field(
@@ -180,6 +215,12 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _cap_k(self) -> "Settings":
         self.default_k = min(self.default_k, self.prompt_max_sources)
+        return self
+
+    @model_validator(mode="after")
+    def _absolute_db(self) -> "Settings":
+        if self.mcp_command is None:        # a custom MCP command does not read `db`
+            self.db = resolve_db(self.db, project_dir())
         return self
 
     # ---------------------------------------------------------------- derived views
