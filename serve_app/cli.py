@@ -1,6 +1,6 @@
 """`askdocs`: ask a running service, check, render and launch a Serve config.
 
-    askdocs ask "How do I scale a deployment?" [--url http://127.0.0.1:8000]
+    askdocs ask "How do I scale a deployment?" [--url http://127.0.0.1:8000] [--json]
     askdocs check-config serve_config.yaml
     askdocs render-config serve_config.yaml --port 8431 --db var/eval.db --set engine=extractive
     askdocs launch serve_config.yaml --db var/demo.db [-- COMMAND …]
@@ -49,12 +49,19 @@ def main() -> None:
 @click.option("--collection", default=None, help="Search only this collection.")
 @click.option("--api-key", envvar="ASKDOCS_API_KEY", default=None, help="Bearer token (env ASKDOCS_API_KEY).")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait between chunks.")
-def ask(question: str, url: str, k: int | None, collection: str | None, api_key: str | None, timeout: float) -> None:
-    """Ask QUESTION and print the answer as it streams, then its sources.
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object instead of streaming: the answer, its citations and checks, "
+                   "every retrieved source, usage, timings and trace_id (POST /ask?stream=false).")
+def ask(question: str, url: str, k: int | None, collection: str | None, api_key: str | None, timeout: float,
+        as_json: bool) -> None:
+    """Ask QUESTION and print the answer as it streams, then every retrieved
+    source (a `*` marks the ones the answer cites), with its heading path and
+    the start of its text. Exit status 1 with one line on stderr on any error.
 
     Example:
 
         askdocs ask "What does the proxy answer when the queue is full?"
+        askdocs ask --json "How do I run askdocs on a GPU?" | jq .sources
     """
     body: dict = {"question": question}
     if k:
@@ -62,19 +69,21 @@ def ask(question: str, url: str, k: int | None, collection: str | None, api_key:
     if collection:
         body["collection"] = collection
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    sources: list[dict] = []
+    endpoint = f"{url.rstrip('/')}/ask"
+    http_timeout = httpx.Timeout(timeout, connect=10.0)
     try:
-        with httpx.stream("POST", f"{url.rstrip('/')}/ask", json=body, headers=headers,
-                          timeout=httpx.Timeout(timeout, connect=10.0)) as response:
+        if as_json:
+            response = httpx.post(endpoint, params={"stream": "false"}, json=body, headers=headers,
+                                  timeout=http_timeout)
+            if response.status_code != 200:
+                raise click.ClickException(_http_error(response))
+            click.echo(json.dumps(response.json()["data"], indent=2, ensure_ascii=False))
+            return
+        sources: list[dict] = []
+        with httpx.stream("POST", endpoint, json=body, headers=headers, timeout=http_timeout) as response:
             if response.status_code != 200:
                 response.read()
-                try:
-                    message = response.json()["error"]["message"]
-                except (ValueError, KeyError, TypeError):
-                    message = response.text[:200]
-                retry = response.headers.get("retry-after")
-                hint = f" (retry after {retry} s)" if retry else ""
-                raise click.ClickException(f"HTTP {response.status_code}: {message}{hint}")
+                raise click.ClickException(_http_error(response))
             for event, data in iter_sse(response.iter_lines()):
                 if event == "sources":
                     sources = data["sources"]
@@ -87,7 +96,44 @@ def ask(question: str, url: str, k: int | None, collection: str | None, api_key:
                     click.echo()
                     raise click.ClickException(f"{data['stage']} failed: {data['message']} (trace {data['trace_id']})")
     except httpx.HTTPError as e:
-        raise click.ClickException(f"cannot reach {url}: {e}") from e
+        raise click.ClickException(f"cannot reach {url}: {e}") from None
+
+
+def _http_error(response: httpx.Response) -> str:
+    """One line for a non-200 answer: the service's message (JSON error envelope), and Retry-After."""
+    try:
+        message = response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = " ".join(response.text.split())[:200]
+    retry = response.headers.get("retry-after")
+    hint = f" (retry after {retry} s)" if retry else ""
+    return f"HTTP {response.status_code}: {message}{hint}"
+
+
+EXCERPT_CHARS = 100
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of a passage on one line, cut at a word boundary."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def source_lines(sources: list[dict], cited: set[int]) -> list[str]:
+    """Every retrieved source, best first: `* [n] path#anchor  heading path  (cosine)` and its excerpt."""
+    if not sources:
+        return ["No sources were retrieved."]
+    lines = ["Sources (retrieved; * = cited in the answer):"]
+    for s in sources:
+        anchor = f"#{s['anchor']}" if s.get("anchor") else ""
+        where = f"  {s['title']}" if s.get("title") else ""
+        mark = "*" if s["n"] in cited else " "
+        lines.append(f"{mark} [{s['n']}] {s['source']}{anchor}{where}  (cosine {s['cosine']:.2f})")
+        if s.get("text"):
+            lines.append(f"      {excerpt(s['text'])}")
+    return lines
 
 
 def _print_done(done: dict, sources: list[dict]) -> None:
@@ -95,11 +141,7 @@ def _print_done(done: dict, sources: list[dict]) -> None:
         click.secho(f"(refused at the {done['refusal_stage']} stage)", fg="yellow", err=True)
     if done["truncated"]:
         click.secho("(truncated: max_tokens reached)", fg="yellow", err=True)
-    cited = set(done["citations"])
-    for s in sources:
-        if s["n"] in cited:
-            anchor = f"#{s['anchor']}" if s["anchor"] else ""
-            click.echo(f"[{s['n']}] {s['source']}{anchor}  (cosine {s['cosine']:.2f})")
+    click.echo("\n".join(source_lines(sources, set(done["citations"]))))
     if done["invalid_citations"]:
         click.secho(f"invalid citations: {done['invalid_citations']}", fg="red", err=True)
     if done["unsupported_sentences"]:
