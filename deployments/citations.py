@@ -30,6 +30,7 @@ from typing import Sequence
 from ray import serve
 
 from deployments.passage import Passage
+from deployments.sentences import sentence_spans
 from deployments.prompt import REFUSAL_SENTENCE
 from deployments import tracing
 
@@ -108,21 +109,6 @@ def cited_numbers(text: str) -> list[int]:
 
 def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(_CITATION.sub(" ", text).lower()) if w not in _STOPWORDS and len(w) > 1}
-
-
-_PASSAGE_SENTENCE = re.compile(r"[^\n]+?(?:[.!?](?=\s)|$)", re.M)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of a passage's sentences (a line break also ends one)."""
-    spans = []
-    for m in _PASSAGE_SENTENCE.finditer(text):
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
-        if end > start:
-            spans.append((start, end))
-    return spans
 
 
 def best_evidence(index: int, words: set[str], cited: Sequence[int],

@@ -14,7 +14,9 @@ Score of a sentence (all in [0, 1]):
     cosine_weight * cosine(question, sentence)       (the index's MiniLM)
   + (1 - cosine_weight) * overlap(question, sentence)  (share of the question's
                                                       content words, prefix-
-                                                      matched, in the sentence)
+                                                      matched, in the sentence,
+                                                      each weighted by its IDF
+                                                      over the candidates)
   + rank_bonus * (1 - (n-1)/k)                        (retrieval's own order)
 Selection: the best sentence; then others scoring at least `keep_ratio` of
 it, not near-duplicates of one already chosen, while they fit `max_sentences`
@@ -23,17 +25,19 @@ and max_tokens. Chosen sentences of one passage keep their document order.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 
 import numpy as np
 
-from deployments.citations import content_words, sentence_spans
+from deployments.citations import content_words
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
+from deployments.sentences import sentence_spans, units
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
 _MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
@@ -61,44 +65,65 @@ def clean_sentence(raw: str) -> str:
     return text.rstrip(".!?:;, ")
 
 
-def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int = 80) -> list[Candidate]:
-    """Sentences worth quoting: prose outside code fences, of a readable length."""
+def _row_text(raw: str) -> str:
+    cells = [c.strip() for c in raw.strip().strip("|").split("|")]
+    return "" if all(re.fullmatch(r":?-{2,}:?", c) or not c for c in cells) else " — ".join(c for c in cells if c)
+
+
+def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int = 80,
+               max_items: int = 8) -> list[Candidate]:
+    """Sentences worth quoting: prose, list items and table rows (never code or
+    headings), of a readable length. A sentence that introduces a list ("…
+    four tools:") carries the list's items with it. A passage's first sentence
+    that starts in lower case is the tail of a sentence cut by chunking: skipped."""
     found: list[Candidate] = []
     for n, passage in enumerate(passages, start=1):
         text = passage.text
-        fenced = _fence_ranges(text)
-        for start, end in sentence_spans(text):
-            if any(a <= start < b for a, b in fenced):
+        blocks = units(text)
+        for b, unit in enumerate(blocks):
+            if unit.kind in ("code", "heading"):
                 continue
-            sentence = clean_sentence(text[start:end])
-            words = len(sentence.split())
-            if min_words <= words <= max_words and not sentence.startswith("```"):
-                found.append(Candidate(n, start, sentence))
+            if unit.kind == "row":
+                spans = [(unit.start, unit.end)]
+            else:
+                spans = [s for s in sentence_spans(text[:unit.end], (unit.kind,)) if s[0] >= unit.start]
+            for start, end in spans:
+                raw = text[start:end]
+                if start == blocks[0].start and raw[:1].islower():
+                    continue
+                sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
+                if raw.rstrip().endswith(":") and end == unit.end:
+                    items = [clean_sentence(text[u.start:u.end]) for u in blocks[b + 1:b + 1 + max_items]
+                             if u.kind == "item"]
+                    if items:
+                        sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
+                words = len(sentence.split())
+                if min_words <= words <= max_words:
+                    found.append(Candidate(n, start, sentence))
     return found
-
-
-def _fence_ranges(text: str) -> list[tuple[int, int]]:
-    ranges, opened = [], None
-    for m in re.finditer(r"^\s*(```|~~~)", text, re.M):
-        if opened is None:
-            opened = m.start()
-        else:
-            ranges.append((opened, m.end()))
-            opened = None
-    if opened is not None:
-        ranges.append((opened, len(text)))
-    return ranges
 
 
 def _stems(words: set[str]) -> set[str]:
     return {w[:5] for w in words}
 
 
-def overlap(question_words: set[str], sentence: str) -> float:
-    """Share of the question's content words whose 5-letter prefix the sentence has."""
-    if not question_words:
+def overlap(question_words: set[str], sentence: str, weights: dict[str, float] | None = None) -> float:
+    """Weighted share of the question's content words (5-letter prefixes) the
+    sentence has; `weights` (per prefix, default 1) favour the rare ones."""
+    stems = _stems(question_words)
+    if not stems:
         return 0.0
-    return len(_stems(question_words) & _stems(content_words(sentence))) / len(_stems(question_words))
+    w = weights or {}
+    total = sum(w.get(t, 1.0) for t in stems)
+    return sum(w.get(t, 1.0) for t in stems & _stems(content_words(sentence))) / total
+
+
+def rarity(question_words: set[str], sentences: Sequence[str]) -> dict[str, float]:
+    """IDF of each question prefix over the candidate sentences: a word every
+    sentence has (the product's name) tells them apart less than a rare one."""
+    bags = [_stems(content_words(s)) for s in sentences]
+    n = len(bags)
+    return {t: math.log(1 + n / (1 + sum(t in b for b in bags))) for t in _stems(question_words)}
 
 
 def _similar(a: str, b: str, limit: float = 0.6) -> bool:
@@ -110,7 +135,7 @@ class ExtractiveEngine(Engine):
     name = "extractive"
 
     def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.30, cosine_weight: float = 0.6,
-                 rank_bonus: float = 0.05, keep_ratio: float = 0.75, max_sentences: int = 3,
+                 rank_bonus: float = 0.05, keep_ratio: float = 0.5, max_sentences: int = 3,
                  embedder: str = "minilm", **unknown: Any) -> None:
         if unknown:
             raise ConfigError(f"unknown extractive engine option(s): {', '.join(sorted(unknown))}; allowed: "
@@ -138,7 +163,8 @@ class ExtractiveEngine(Engine):
 
     def scores(self, question: str, found: Sequence[Candidate], k: int) -> np.ndarray:
         words = content_words(question)
-        lexical = np.array([overlap(words, c.text) for c in found], dtype=np.float32)
+        weights = rarity(words, [c.text for c in found])
+        lexical = np.array([overlap(words, c.text, weights) for c in found], dtype=np.float32)
         if self._embedder is not None and self.cosine_weight > 0:
             vectors = self._embedder.embed([question, *(c.text for c in found)])
             cosine = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)

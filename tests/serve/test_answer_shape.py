@@ -111,3 +111,14 @@ def test_evidence_points_at_the_passage_sentence_that_supports_each_answer_sente
 def test_sentence_spans_cover_lines_and_full_stops() -> None:
     text = "One. Two here.\nThree"
     assert [text[a:b] for a, b in sentence_spans(text)] == ["One.", "Two here.", "Three"]
+
+
+def test_wrapped_markdown_lines_are_one_sentence_and_lists_rows_code_are_units() -> None:
+    from deployments.sentences import units
+
+    text = ("# Title\n\nThe server drops results whose cosine\nfalls below a cutoff. It is 0.3.\n\n"
+            "- `fs_list` lists\n  a dir\n- `fs_read` reads\n\n| a | b |\n\n```sh\nmake run\n```\n")
+    assert [u.kind for u in units(text)] == ["heading", "prose", "item", "item", "row", "code"]
+    sentences = [text[a:b] for a, b in sentence_spans(text)]
+    assert "The server drops results whose cosine\nfalls below a cutoff." in sentences
+    assert "It is 0.3." in sentences and not any("make run" in s for s in sentences)

@@ -1,0 +1,105 @@
+"""Sentences of a passage, with character offsets, read as Markdown.
+
+Documentation is hard-wrapped: a line break inside a paragraph is not a
+sentence end. A passage is first cut into *units* — a paragraph (lines
+joined until a blank line), a heading, one list item (with its wrapped
+continuation lines), one table row, a code fence — and each prose unit is
+then cut at `.`/`!`/`?` followed by white space. Offsets always index the
+passage text as given, so a span can be highlighted in it.
+
+Used by the CitationChecker (evidence spans) and the extractive engine.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+UnitKind = Literal["prose", "heading", "item", "row", "code"]
+
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_ROW = re.compile(r"^\s*\|")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_`]*\s+")
+
+
+@dataclass(frozen=True)
+class Unit:
+    kind: UnitKind
+    start: int
+    end: int
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for line in text.split("\n"):
+        spans.append((start, start + len(line)))
+        start += len(line) + 1
+    return spans
+
+
+def units(text: str) -> list[Unit]:
+    """The passage's blocks in order (see the module docstring)."""
+    found: list[Unit] = []
+    current: tuple[UnitKind, int, int] | None = None
+    in_code = False
+
+    def close() -> None:
+        nonlocal current
+        if current is not None:
+            found.append(Unit(*current))
+            current = None
+
+    for start, end in _lines(text):
+        line = text[start:end]
+        if _FENCE.match(line):
+            if in_code:
+                current = ("code", current[1] if current else start, end)
+                close()
+                in_code = False
+            else:
+                close()
+                current, in_code = ("code", start, end), True
+            continue
+        if in_code:
+            current = ("code", current[1] if current else start, end)
+            continue
+        if not line.strip():
+            close()
+            continue
+        kind: UnitKind | None = ("heading" if _HEADING.match(line) else "row" if _ROW.match(line)
+                                 else "item" if _ITEM.match(line) else None)
+        if kind is not None:
+            close()
+            current = (kind, start, end)
+            if kind in ("heading", "row"):
+                close()
+        elif current is not None and current[0] in ("prose", "item"):
+            current = (current[0], current[1], end)          # a wrapped continuation line
+        else:
+            close()
+            current = ("prose", start, end)
+    close()
+    return found
+
+
+def sentence_spans(text: str, kinds: tuple[UnitKind, ...] = ("prose", "item", "heading", "row")) -> list[tuple[int, int]]:
+    """Character spans of the sentences of the units of `kinds` (code is never a sentence)."""
+    spans: list[tuple[int, int]] = []
+    for unit in units(text):
+        if unit.kind not in kinds:
+            continue
+        start = unit.start
+        body = text[unit.start:unit.end]
+        for m in _SENTENCE_END.finditer(body):
+            spans.append((start, unit.start + m.start()))
+            start = unit.start + m.end()
+        spans.append((start, unit.end))
+    return [(a, b) for a, b in ((_lstrip(text, a, b), b) for a, b in spans) if b > a]
+
+
+def _lstrip(text: str, start: int, end: int) -> int:
+    while start < end and text[start].isspace():
+        start += 1
+    return start
