@@ -101,6 +101,21 @@ class Settings(BaseSettings):
         description="408 when the request body has not fully arrived within this many seconds: a "
                     "16 KB body takes milliseconds on any real link, so a client trickling bytes "
                     "(slowloris) cannot hold an ingress slot and its buffer for minutes.")
+    max_header_count: int = Field(
+        64, ge=8,
+        description="431 above this many request headers: a browser sends ~15, a proxy adds a few.")
+    max_header_bytes: int = Field(
+        16 * 1024, ge=1024,
+        description="431 above this many header bytes (names + values); under `python -m serve_app.local` "
+                    "also the most of a request head uvicorn buffers (+ 8 KB for the request line).")
+    header_timeout_s: float = Field(
+        10.0, gt=0,
+        description="`python -m serve_app.local`: 408 and close when a request head (line + headers) "
+                    "has not fully arrived this long after its first byte (slowloris on headers).")
+    idle_timeout_s: int = Field(
+        5, ge=1,
+        description="`python -m serve_app.local`: an idle keep-alive connection closes after this many "
+                    "seconds (Serve's proxy: http_options.keep_alive_timeout_s).")
     max_concurrent: int = Field(
         32, ge=1,
         description="Answers in flight per ingress replica before it answers 503. Above the "
@@ -158,7 +173,8 @@ class Settings(BaseSettings):
                     "prompts and a document cannot guess the nonce. Unset = a random key per process "
                     "(reproducible within a replica's life); set it to reproduce across restarts and replicas.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy: reproducible answers for evals.")
-    engine: str = Field("llamacpp", description="fake | openai | llamacpp | vllm | extractive")
+    engine: str = Field("extractive", description="extractive (the default: cited source sentences, no weights) | "
+                                                   "llamacpp | vllm | openai | fake")
     model: str = Field("", description="Model name or path, engine-specific ('' = the engine's default).")
     engine_slots: int = Field(
         1, ge=1,

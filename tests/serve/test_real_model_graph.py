@@ -30,8 +30,8 @@ def llm_url(serve_cluster: Cluster):
     config = copy.deepcopy(serve_cluster.config)
     llm = copy.deepcopy(yaml.safe_load((REPO / "serve_config.yaml").read_text())["applications"][0])
     llm.update(name="askdocs-llm", route_prefix="/llm")
-    llm["args"] = dict(llm["args"], mcp_command=stub_command("askdocs-llm-test"), mcp_pool_size=1,
-                       max_tokens=24, engine_options={"n_threads": 2})
+    llm["args"] = dict(llm["args"], engine="llamacpp", model="", mcp_command=stub_command("askdocs-llm-test"),
+                       mcp_pool_size=1, max_tokens=24, engine_options={"n_threads": 2})
     config["applications"].append(llm)
     _get_global_client().deploy_apps(ServeDeploySchema.model_validate(config), _blocking=False)
     url = f"{serve_cluster.url}/llm"
