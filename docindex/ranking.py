@@ -36,10 +36,10 @@ class Ranking:
     per_doc: int = 0             # chunks of one document before others get a turn; 0: no cap
 
 
-# The field defaults above are the ranking as shipped before these levers; what search uses
-# unless told otherwise is this (benchmarks/results/retrieval_levers.md: title/heading/path
-# fields at weight 1 recover what the stand-alone chunks cost the dev eval and add to it).
-DEFAULT_RANKING = Ranking(fields_weight=1.0)
+# What search uses unless told otherwise: the previous ranking. Title/heading/path fields
+# (w1) lifted the cMCP dev eval but cut PostgreSQL dev-half recall@1 0.65 -> 0.52;
+# no lever helped everywhere (benchmarks/results/retrieval_levers.md).
+DEFAULT_RANKING = Ranking()
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,8 @@ def test_the_previous_ranking_orders_by_fusion_alone(small_index):
     assert all(h.score == h.fusion and h.doc_score == 0.0 and h.fields_bm25 == 0.0 for h in hits)
 
 
-def test_the_default_ranking_scores_the_fields_of_a_page(small_index):
+def test_field_scores_alone_do_not_change_the_score_formula(small_index):
+    small_index.ranking = Ranking(fields_weight=1.0)
     hits = small_index.search("install", k=2)
     assert hits[0].source == "install.md" and hits[0].fields_bm25 > 0 and hits[0].score == hits[0].fusion
 
