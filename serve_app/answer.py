@@ -57,6 +57,7 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
     """sources → token* → done | error (exactly one terminal event)."""
     clock = _Clock(time.perf_counter(), Timings())
     record = AnswerRecord("error", "internal", {})
+    ended = False       # the terminal event is out: a stream closed after it (SSE head) is no cancellation
     try:
         with tracing.answer_span(trace_id=trace_id) as span:
             stages = _Stages(pipeline, span)
@@ -67,12 +68,14 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
                                           event.usage.completion_tokens, event.cost_usd)
                 elif isinstance(event, ErrorEvent):
                     record = AnswerRecord("error", event.stage, clock.timings.model_dump())
+                ended = isinstance(event, (DoneEvent, ErrorEvent))
                 yield event
     except (Busy, InvalidRequest):
         record = AnswerRecord("rejected", None, {})
         raise
     except (asyncio.CancelledError, GeneratorExit):
-        record = AnswerRecord("cancelled", None, clock.timings.model_dump())
+        if not ended:
+            record = AnswerRecord("cancelled", None, clock.timings.model_dump())
         raise
     finally:
         if stats is not None and record.outcome != "rejected":

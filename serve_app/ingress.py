@@ -4,7 +4,8 @@
 handles in the deployed graph, in-process objects in tests and benchmarks.
 The request path reads top-down in `ask()`:
 
-    auth (401) → body size (413) / read timeout (408) → shape (422) → admission (503)
+    headers (431) / secret in the URL (400: serve_app.edge_limits) → auth (401)
+    → body size (413) / read timeout (408) → shape (422) → admission (503)
     → retrieve → gate → generate → check → respond (SSE or JSON)
 
 Nothing but a status and a one-line message ever reaches the client; details
@@ -29,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from deployments.errors import Busy, InvalidRequest
 from serve_app.answer import answer_events, new_trace_id
+from serve_app.edge_limits import edge_middleware
 from serve_app.pipeline import Pipeline
 from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
                                 SourcesEvent, TokenEvent, sse)
@@ -269,7 +271,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         Route("/stats", stats_endpoint, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/", index_page, methods=["GET"]),
-    ])
+    ], middleware=[edge_middleware(settings.max_header_count, settings.max_header_bytes)])   # 431, secrets in URLs
     app.state.admission = admission
     app.state.stats = stats
     return app
@@ -330,7 +332,10 @@ def _openapi() -> dict[str, Any]:
                         "content": {"text/event-stream": {"schema": {"type": "string"}}, **json_error}},
                 "401": {"description": "API keys configured and bearer token missing or wrong", "content": json_error},
                 "408": {"description": "body not fully received within the read timeout", "content": json_error},
+                "400": {"description": "a credential in the query string (send it as a bearer token)",
+                        "content": json_error},
                 "413": {"description": "body over the size limit", "content": json_error},
+                "431": {"description": "too many request headers, or too many header bytes", "content": json_error},
                 "422": {"description": "malformed JSON, wrong types, out-of-range values, unknown collection, "
                                        "a question the index cannot search (e.g. only stopwords)",
                         "content": json_error},

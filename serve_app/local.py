@@ -11,7 +11,9 @@ Used by the fast tests, by the in-process side of
 
 `serve_app.local:app_factory` does exactly that for `uvicorn --factory`
 (settings from ASKDOCS_* / .env), starting and closing the pipeline in the
-app's lifespan.
+app's lifespan. `python -m serve_app.local [--host H] [--port P]` runs it
+with the edge's server-side bounds (head size, head and idle timeouts:
+serve_app.uvicorn_server); plain `uvicorn --factory` runs without them.
 """
 from __future__ import annotations
 
@@ -108,3 +110,9 @@ def app_factory() -> Starlette:
 
     app.router.lifespan_context = lifespan
     return app
+
+
+if __name__ == "__main__":
+    from serve_app.uvicorn_server import main
+
+    main()

@@ -2,7 +2,7 @@
 
 - `StaticPipeline`: the graph's logic in-process over a fixed passage list
   (hostile documents, auth, hostile bodies): no subprocess, milliseconds a request.
-- `local_server`: the ingress under plain uvicorn in a subprocess, over the
+- `local_server`: the ingress under uvicorn (`python -m serve_app.local`) in a subprocess, over the
   stub MCP index and the fake engine: real sockets for body limits, read
   timeouts and a short overload, without Ray.
 - `ray_cluster`: serve_config.yaml as shipped (fake engine, stub index) on a
@@ -194,7 +194,7 @@ def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "ASKDOCS_BODY_READ_TIMEOUT_S": str(LOCAL_BODY_TIMEOUT_S), "ASKDOCS_RETRY_BACKOFF_S": "0.01"}
     log = work / "server.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "serve_app.local:app_factory",
+        proc = subprocess.Popen([sys.executable, "-m", "serve_app.local",      # uvicorn with the edge's bounds
                                  "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
                                 cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
