@@ -106,4 +106,5 @@ class HandlePipeline:
         answer while they all are busy. The ingress knows what it serves from its
         own settings (serve_app.served)."""
         index = await self._await(self.retriever.index_info.remote())
-        return {"index": {"chunks": index["chunks"], "version": index["version"]}}
+        return {"index": {"chunks": index["chunks"], "version": index["version"]},
+                "collections": index.get("collections", [])}      # GET /collections (the web page)

@@ -259,6 +259,19 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
             return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
         return JSONResponse(OPENAPI)
 
+    async def collections(request: Request) -> Response:
+        # The page's collection selector. Behind the keys like every route but /healthz.
+        if not authorized(request, keys):
+            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+        try:
+            info = await asyncio.wait_for(pipeline.info(), 5.0)
+        except Exception as e:  # noqa: BLE001 - details in the log
+            log.warning("collections unavailable: %r", e)
+            return error_response(503, "retrieval", "the index cannot list its collections now; retry later",
+                                  {"Retry-After": str(settings.retry_after_s)})
+        names = [str(c) for c in info.get("collections") or [] if c]
+        return JSONResponse({"collections": sorted(set(names))})
+
     async def index_page(request: Request) -> Response:
         page = STATIC_DIR / "index.html"
         if not page.is_file():
@@ -270,6 +283,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/stats", stats_endpoint, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/collections", collections, methods=["GET"]),
         Route("/", index_page, methods=["GET"]),
     ], middleware=[edge_middleware(settings.max_header_count, settings.max_header_bytes)])   # 431, secrets in URLs
     app.state.admission = admission
@@ -321,7 +335,16 @@ def _openapi() -> dict[str, Any]:
         "openapi": "3.0.3",
         "info": {"title": "askdocs", "version": "0.1.0",
                  "description": "Cited answers over your documents (DESIGN.md §4)."},
-        "paths": {"/ask": {"post": {
+        "paths": {"/collections": {"get": {
+            "summary": "The index's collection names (the web page's selector); [] for an index without collections.",
+            "responses": {
+                "200": {"description": '{"collections": ["name", …]}',
+                        "content": {"application/json": {"schema": {"type": "object", "properties": {
+                            "collections": {"type": "array", "items": {"type": "string"}}}}}}},
+                "401": {"description": "API keys configured and bearer token missing or wrong", "content": json_error},
+                "503": {"description": "the index cannot report now; see Retry-After", "content": json_error},
+            }}},
+            "/ask": {"post": {
             "summary": "Ask a question; SSE stream by default, one JSON envelope with ?stream=false.",
             "parameters": [{"name": "stream", "in": "query", "required": False,
                             "schema": {"type": "string", "enum": ["true", "false"]}}],

@@ -63,7 +63,8 @@ class LocalPipeline:
     async def info(self) -> dict[str, Any]:
         index = await retriever.index_info(self.pool)
         return {"engine": self.engine.name, "model": self.engine.model, "slots": self.engine.slots,
-                "index": {"chunks": index["chunks"], "version": index["version"]}}
+                "index": {"chunks": index["chunks"], "version": index["version"]},
+                "collections": index.get("collections", [])}
 
     async def close(self) -> None:
         await self.engine.close()

@@ -10,6 +10,19 @@ CORPORA = REPO / "corpora"      # corpora/ in the repository (MIT, see corpora/R
 CMCP = CORPORA / "cmcp"
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    from tests.fuzz_seed import header
+
+    return header()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The seed again at the end: `make test` runs with -q, which hides the header."""
+    from tests.fuzz_seed import header
+
+    terminalreporter.write_line(header())
+
+
 @pytest.fixture(scope="session")
 def cmcp_index(tmp_path_factory) -> Path:
     """An index of corpora/cmcp (collection "cmcp", real MiniLM embedder), built once per session.
