@@ -16,7 +16,8 @@ from tests.reliability.conftest import PLAIN_PASSAGES, StaticPipeline, settings
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(60)]
 KEYS = ["k-alpha-8f3a1c", "k-beta-77e0d2"]
 QUESTION = "How does Serve scale?"
-GUARDED = [("POST", "/ask"), ("POST", "/ask?stream=false"), ("GET", "/stats"), ("GET", "/openapi.json")]
+GUARDED = [("POST", "/ask"), ("POST", "/ask?stream=false"), ("GET", "/stats"), ("GET", "/openapi.json"),
+           ("GET", "/collections")]
 BAD_HEADERS = [{}, {"authorization": "Bearer"}, {"authorization": "Bearer "}, {"authorization": "Bearer nope"},
                {"authorization": f"Basic {KEYS[0]}"}, {"authorization": f"Bearer {KEYS[0]}x"},
                {"authorization": f"Bearer {KEYS[0][:-1]}"}, {"authorization": KEYS[0]},

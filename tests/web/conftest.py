@@ -44,7 +44,7 @@ def open_page(browser: Any) -> Iterator[Callable[..., Any]]:
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         # The page is one file: any other asset it asks for is a bug.
         page.on("request", lambda req: None if req.url.split("?")[0].rstrip("/") in (
-            base_url, f"{base_url}/ask") else errors.append(f"unexpected request {req.url}"))
+            base_url, f"{base_url}/ask", f"{base_url}/collections") else errors.append(f"unexpected request {req.url}"))
         page.goto("/")
         return page
 

@@ -37,6 +37,25 @@ ANSWER_TOKENS = [
     " Beyond", " the", " queue", " the", " proxy", " answers", " 503", " [2", "]", " [7].",
     " It", " also", " bakes", " bread", " [1].",
 ]
+# "section" questions: four passages of one section (same file, anchor and heading
+# path), Markdown in their text, HTML that must never run, an evidence span
+# that crosses **bold**.
+SECTION_TEXTS = [
+    "Run the **installer** first.\n<img src=x onerror=\"window.pwned=1\"> and [a link](javascript:window.pwned=2)\n\n"
+    "```bash\nmake install && echo \"<b>done</b>\"\n```\n\n- item one with `inline code`\n- item _two_",
+    "Then set `ASKDOCS_MODEL` to a **GGUF** file.",
+    "## Options\n\n1. first option\n2. second option",
+    "> A quoted *note* about the setup.",
+]
+SECTION_SOURCES = [
+    {"n": i + 1, "source": "guide.md", "anchor": "setup", "title": "Guide › Setup", "text": text,
+     "cosine": 0.7 - i / 20, "bm25": 5.0, "fusion": 0.03}
+    for i, text in enumerate(SECTION_TEXTS)
+]
+SECTION_ANSWER = "Run the installer first [1]. Then set the model [2]."
+SECTION_EVIDENCE = [{"sentence": 0, "n": 1, "start": 0, "end": len("Run the **installer** first."), "overlap": 1.0}]
+COLLECTIONS = ["guides", "recipes"]
+REQUESTS: list[dict] = []      # every /ask body, for the tests (the server runs in their process)
 REFUSAL = "I cannot answer this from the provided documents."
 TIMINGS = {"retrieval_ms": 12.4, "gate_ms": 0.4, "ttft_ms": 48.0, "generation_ms": 410.0, "total_ms": 431.2}
 
@@ -69,6 +88,18 @@ async def answer_stream(trace_id: str) -> AsyncIterator[bytes]:
         yield piece
 
 
+async def section_stream(trace_id: str) -> AsyncIterator[bytes]:
+    yield event("sources", {"sources": SECTION_SOURCES}).encode()
+    yield event("token", {"text": SECTION_ANSWER}).encode()
+    done = {
+        "answer": SECTION_ANSWER, "citations": [1, 2], "invalid_citations": [], "unsupported_sentences": [],
+        "support": 1.0, "evidence": SECTION_EVIDENCE, "refused": False, "refusal_stage": None, "truncated": False,
+        "usage": {"prompt_tokens": 100, "completion_tokens": 12}, "timings": TIMINGS, "cost_usd": 0.0,
+        "trace_id": trace_id,
+    }
+    yield event("done", done).encode()
+
+
 async def refusal_stream(trace_id: str) -> AsyncIterator[bytes]:
     yield event("sources", {"sources": SOURCES[1:]}).encode()
     done = {
@@ -93,6 +124,7 @@ async def ask(request: Request) -> Response:
     if request.headers.get("authorization") == "Bearer wrong-key":
         return JSONResponse({"detail": "missing or wrong API key"}, status_code=401)
     body = await request.json()
+    REQUESTS.append(body)
     question = str(body.get("question", ""))
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
     if "busy" in question:
@@ -101,6 +133,8 @@ async def ask(request: Request) -> Response:
         stream = refusal_stream(trace_id)
     elif "fail" in question:
         stream = failing_stream(trace_id)
+    elif "section" in question:
+        stream = section_stream(trace_id)
     else:
         stream = answer_stream(trace_id)
     return StreamingResponse(stream, media_type="text/event-stream")
@@ -110,7 +144,12 @@ async def index(request: Request) -> Response:
     return FileResponse(PAGE)
 
 
+async def collections(request: Request) -> Response:
+    return JSONResponse({"collections": COLLECTIONS})
+
+
 app = Starlette(routes=[
     Route("/", index),
+    Route("/collections", collections),
     Route("/ask", ask, methods=["POST"]),
 ])
