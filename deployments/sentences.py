@@ -84,7 +84,10 @@ def units(text: str) -> list[Unit]:
     return found
 
 
-def sentence_spans(text: str, kinds: tuple[UnitKind, ...] = ("prose", "item", "heading", "row")) -> list[tuple[int, int]]:
+PROSE_KINDS: tuple[UnitKind, ...] = ("prose", "item", "heading", "row")
+
+
+def sentence_spans(text: str, kinds: tuple[UnitKind, ...] = PROSE_KINDS) -> list[tuple[int, int]]:
     """Character spans of the sentences of the units of `kinds` (code is never a sentence)."""
     spans: list[tuple[int, int]] = []
     for unit in units(text):

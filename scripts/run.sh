@@ -62,11 +62,12 @@ askdocs is up on http://$HOST:$PORT  (index: $ASKDOCS_DB)
   one JSON answer:
     curl -s 'http://$HOST:$PORT/ask?stream=false' -H 'content-type: application/json' \\
          -d '{"question": "What does make run do?"}'
-The default model (SmolLM2-135M) is tiny and answers poorly; for real answers set
-ASKDOCS_MODEL=/path/to/instruct-model.gguf (see docs/engines.md).
+The default engine answers with your documents' own sentences, each cited; for a
+generative model set ASKDOCS_ENGINE=llamacpp ASKDOCS_MODEL=/path/to/instruct-model.gguf
+(see docs/engines.md).
 Ctrl-C stops everything.
 MSG
 )
-echo "run: starting $CONFIG on a local Ray cluster (model: ${ASKDOCS_MODEL:-default SmolLM2-135M, answers poorly})…" >&2
+echo "run: starting $CONFIG on a local Ray cluster (engine: ${ASKDOCS_ENGINE:-as in $CONFIG}${ASKDOCS_MODEL:+, model: $ASKDOCS_MODEL})…" >&2
 exec "$BIN/python" -m serve_app.cli launch "$CONFIG" --host "$HOST" --port "$PORT" --db "$ASKDOCS_DB" --run-dir "$RUN_DIR" \
   --start-timeout "$START_TIMEOUT_S" --keep-serving -- printf '%s\n' "$BANNER"

@@ -2,8 +2,9 @@
 check. HTTP-free, so the SSE and JSON modes (and tests) share it.
 
 Errors that must become an HTTP status (`Busy` → 503, `InvalidRequest` →
-422: an unknown collection, a question the index cannot search) are raised; they can only happen before the first token, which the
-ingress pulls before it commits to a 200. Every other failure becomes the
+422: an unknown collection, a question the index cannot search) are raised;
+they can only happen before the first token, which the ingress pulls before
+it commits to a 200. Every other failure becomes the
 one terminal `ErrorEvent`.
 
 Tracing (DESIGN.md §8, docs/tracing.md): the answer is the root span

@@ -20,7 +20,7 @@ Score of a sentence (all in [0, 1]):
   + rank_bonus * (1 - (n-1)/k)                        (retrieval's own order)
 Selection: the best sentence; then others scoring at least `keep_ratio` of
 it, not near-duplicates of one already chosen, while they fit `max_sentences`
-and max_tokens. Chosen sentences of one passage keep their document order.
+and max_tokens. The best sentence leads, the others follow in document order.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from typing import Any, AsyncIterator, Sequence
 
 import numpy as np
 
-from deployments.citations import content_words
+from deployments.citations import content_words, split_sentences
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
@@ -44,6 +44,11 @@ _MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _WORD = re.compile(r"\w+")
+
+
+EMBED_TOP = 12
+"""Candidates embedded per answer (the best by term overlap): bounds the time
+after retrieval whatever the passages' length."""
 
 
 @dataclass(frozen=True)
@@ -93,14 +98,22 @@ def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int =
                     continue
                 sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
                 if raw.rstrip().endswith(":") and end == unit.end:
-                    items = [clean_sentence(text[u.start:u.end]) for u in blocks[b + 1:b + 1 + max_items]
-                             if u.kind == "item"]
+                    items = [_first_sentence(clean_sentence(text[u.start:u.end]))
+                             for u in blocks[b + 1:b + 1 + max_items] if u.kind == "item"]
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
+                sentence = _first_sentence(sentence)
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
                     found.append(Candidate(n, start, sentence))
     return found
+
+
+def _first_sentence(text: str) -> str:
+    """Only the first sentence, as the CitationChecker splits them: a marker
+    closes one sentence, so a second one inside a candidate would be uncited."""
+    first = split_sentences(text + ".")[0] if text else ""
+    return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")
 
 
 def _stems(words: set[str]) -> set[str]:
@@ -161,23 +174,32 @@ class ExtractiveEngine(Engine):
             self.cosine_weight = 0.0
         self._started = True
 
-    def scores(self, question: str, found: Sequence[Candidate], k: int) -> np.ndarray:
+    def scores(self, question: str, found: Sequence[Candidate], k: int,
+               headings: Sequence[str] = ()) -> np.ndarray:
+        """Each candidate's score (module docstring). A word of the question
+        found only in the candidate's heading path counts half: a sentence under
+        "Run on a GPU" answers a GPU question without repeating the word."""
         words = content_words(question)
         weights = rarity(words, [c.text for c in found])
-        lexical = np.array([overlap(words, c.text, weights) for c in found], dtype=np.float32)
-        if self._embedder is not None and self.cosine_weight > 0:
-            vectors = self._embedder.embed([question, *(c.text for c in found)])
-            cosine = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
-        else:
-            cosine = np.zeros(len(found), dtype=np.float32)
+        lexical = np.array([
+            0.5 * overlap(words, c.text, weights)
+            + 0.5 * overlap(words, c.text + " " + (headings[c.n - 1] if headings else ""), weights)
+            for c in found], dtype=np.float32)
         rank = np.array([1 - (c.n - 1) / max(k, 1) for c in found], dtype=np.float32)
+        cosine = np.zeros(len(found), dtype=np.float32)
+        if self._embedder is not None and self.cosine_weight > 0:
+            # Embedding is the cost: only the EMBED_TOP best by the cheap terms are embedded.
+            top = np.argsort(-(lexical + self.rank_bonus * rank), kind="stable")[:EMBED_TOP]
+            vectors = self._embedder.embed([question, *(found[i].text for i in top)])
+            cosine[top] = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         return self.cosine_weight * cosine + (1 - self.cosine_weight) * lexical + self.rank_bonus * rank
 
     def choose(self, question: str, passages: Sequence[Passage], max_tokens: int) -> list[Candidate]:
         found = candidates(passages)
         if not found:
             return []
-        scores = self.scores(question, found, len(passages))
+        headings = [" ".join([p.title, p.anchor.replace("-", " ")]) for p in passages]
+        scores = self.scores(question, found, len(passages), headings)
         order = np.argsort(-scores, kind="stable")
         best = float(scores[order[0]])
         if best < self.min_score:
@@ -195,8 +217,8 @@ class ExtractiveEngine(Engine):
                 continue
             chosen.append(c)
             budget -= cost
-        first_seen = {c.n: i for i, c in reversed(list(enumerate(chosen)))}
-        return sorted(chosen, key=lambda c: (first_seen[c.n], c.start))
+        # The best sentence leads; the others follow in document order.
+        return chosen[:1] + sorted(chosen[1:], key=lambda c: (c.n, c.start))
 
     @staticmethod
     def render(chosen: Sequence[Candidate]) -> list[str]:
