@@ -20,6 +20,8 @@ Parts (one process each, so ratios are measured back to back on the same load):
   1 x 2, 2 x 1 and 4 x 2 (oversubscribed), original and f16 weights: wall
   time, mean TTFT and aggregate decode tok/s. Each request gets a distinct
   question so llama.cpp's prefix reuse cannot skip the prefill;
+- fidelity: each re-typed model's next-token distribution at every prompt
+  position against the Q4_1 original's (top-1 agreement, mean KL);
 - rss: peak RSS of a fresh process that loads one weight type and prefills once.
 Each figure is the median of --repeats runs; the load average (1 min) is
 recorded with every run. Writes benchmarks/results/llamacpp_prefill.json and .md.
@@ -31,7 +33,6 @@ import asyncio
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -191,17 +192,48 @@ def _weights_option(weights: str) -> dict:
     return {}
 
 
+def part_fidelity(weights: list[str]) -> dict:
+    """How far each re-typed model's next-token predictions are from the original's,
+    over every position of the prompt: top-1 agreement and mean KL(original || variant)."""
+    import numpy as np
+    from llama_cpp import Llama
+
+    def log_probs(w: str):
+        llm = Llama(model_path=str(convert_gguf(default_gguf(), w)), n_ctx=4096, n_batch=512,
+                    n_threads=1, n_threads_batch=1, logits_all=True, verbose=False)
+        tokens = prompt_tokens(llm)
+        llm.eval(tokens)
+        logits = np.array(llm.scores[: len(tokens)], dtype=np.float64)
+        llm.close()
+        logits -= logits.max(axis=1, keepdims=True)
+        return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+
+    base = log_probs(ORIGINAL)
+    rows = {}
+    for w in weights:
+        if w == ORIGINAL:
+            continue
+        other = log_probs(w)
+        rows[w] = {
+            "top1_agreement": round(float((base.argmax(1) == other.argmax(1)).mean()), 4),
+            "mean_kl": round(float((np.exp(base) * (base - other)).sum(axis=1).mean()), 5),
+        }
+    return {"rows": rows}
+
+
 def rss_child(weights: str) -> dict:
-    llm = load(weights)
+    llm = load(weights, threads=1)
     llm.eval(prompt_tokens(llm))
     path = Path(llm.model_path)
-    return {"peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    # VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss over from the parent across exec.
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return {"peak_rss_mib": round(int(status["VmHWM"].split()[0]) / 1024),
             "file_mib": round(path.stat().st_size / 2**20)}
 
 
-def part_rss() -> dict:
+def part_rss(weights: list[str]) -> dict:
     rows = {}
-    for w in WEIGHTS:
+    for w in weights:
         out = subprocess.run([sys.executable, __file__, "--rss-child", w], capture_output=True, text=True, check=True)
         rows[w] = json.loads(out.stdout.strip().splitlines()[-1])
     return {"rows": rows}
@@ -239,6 +271,9 @@ def render_markdown(report: dict) -> str:
         "compare rows of one table (measured back to back), not absolute figures across runs.",
     ]
     parts = report["parts"]
+    lines += ["", "Each part was measured by: " + "; ".join(
+        f"{name}: `{p['measured']['command']}` at {p['measured']['date']}, commit {p['measured']['commit']}, "
+        f"load {p['measured']['loadavg']}" for name, p in parts.items() if "measured" in p)]
     if "weights" in parts:
         lines += ["", f"## Weight types ({parts['weights']['prompt_tokens']}-token prefill, {DECODE_STEPS} decode steps)",
                   "", "| weights, threads | prefill tok/s | decode tok/s | prefill tok/CPU-s | decode tok/CPU-s "
@@ -257,6 +292,11 @@ def render_markdown(report: dict) -> str:
                   "| weights, slots x threads | wall s | mean TTFT s | aggregate tok/s | load1 |", "|---|---|---|---|---|"]
         for k, r in parts["slots"]["rows"].items():
             lines.append(f"| {k} | {r['wall_s']} | {r['ttft_mean_s']} | {r['aggregate_tok_s']} | {r['load1']} |")
+    if "fidelity" in parts:
+        lines += ["", "## Fidelity to the Q4_1 original (next-token predictions at every prompt position)", "",
+                  "| weights | top-1 agreement | mean KL (nats) |", "|---|---|---|"]
+        for k, r in parts["fidelity"]["rows"].items():
+            lines.append(f"| {k} | {r['top1_agreement']} | {r['mean_kl']} |")
     if "rss" in parts:
         lines += ["", "## Memory (fresh process: load + one prefill)", "",
                   "| weights | file MiB | peak RSS MiB |", "|---|---|---|"]
@@ -271,6 +311,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--weights", default=",".join(WEIGHTS), help="weight types for the weights part")
     parser.add_argument("--threads", default="1,2", help="thread counts for the weights part")
+    parser.add_argument("--merge", action="store_true", help="keep the other parts of the saved report")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
@@ -289,6 +330,10 @@ def main() -> None:
         "loadavg": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "parts": {},
     }
+    out = RESULTS / "llamacpp_prefill.json"
+    if args.merge and out.is_file():  # keep the parts not measured this time, with their own stamps
+        report["parts"] = json.loads(out.read_text())["parts"]
+    stamp = {key: report[key] for key in ("command", "date", "commit", "loadavg")}
     for part in args.parts.split(","):
         print(f"measuring {part}…", file=sys.stderr)
         if part == "weights":
@@ -298,10 +343,13 @@ def main() -> None:
             report["parts"]["batch"] = part_batch(args.repeats)
         elif part == "slots":
             report["parts"]["slots"] = asyncio.run(part_slots(args.repeats))
+        elif part == "fidelity":
+            report["parts"]["fidelity"] = part_fidelity(args.weights.split(","))
         elif part == "rss":
-            report["parts"]["rss"] = part_rss()
+            report["parts"]["rss"] = part_rss(args.weights.split(","))
         else:
-            raise SystemExit(f"unknown part {part!r}; choose from weights, batch, slots, rss")
+            raise SystemExit(f"unknown part {part!r}; choose from weights, batch, slots, fidelity, rss")
+        report["parts"][part]["measured"] = stamp
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "llamacpp_prefill.json").write_text(json.dumps(report, indent=2) + "\n")
     (RESULTS / "llamacpp_prefill.md").write_text(render_markdown(report))

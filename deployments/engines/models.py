@@ -9,6 +9,10 @@
 - anything else                       → a served model name (the `openai`
   engine sends it as is; vLLM on a GPU box resolves it from its own cache).
 
+The llamacpp engine loads the default's weights re-typed for its fast prefill
+kernels (its `weights` option, deployments/engines/gguf_convert.py: converted
+once into var/models; the package's own file is never touched).
+
 SmolLM2-135M proves the pipeline; it answers poorly. Point `ASKDOCS_MODEL` at
 a real instruct model for real answers.
 """
