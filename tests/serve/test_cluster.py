@@ -52,7 +52,20 @@ def test_edge_statuses(serve_cluster: Cluster) -> None:
     assert httpx.post(f"{serve_cluster.url}/ask", content=chunks(), timeout=30).status_code == 413
     health = httpx.get(f"{serve_cluster.url}/healthz", timeout=30).json()
     assert health["status"] == "ok" and health["engine"] == "fake" and health["index"] == {"chunks": 3, "version": 3}
+    assert ask(serve_cluster).status_code == 200       # this test's own answer: /stats must not depend on test order
     assert httpx.get(f"{serve_cluster.url}/stats", timeout=30).json()["answers"] >= 1
+
+
+def test_header_limits_and_url_credentials_hold_through_the_serve_proxy(serve_cluster: Cluster) -> None:
+    """From the Ingress replica's middleware (serve_app.edge_limits): Ray's proxy has
+    no header knobs of its own (docs/api.md, Limits of the edge)."""
+    url = serve_cluster.url
+    many = httpx.get(f"{url}/healthz", headers={f"x-h{i}": "v" for i in range(80)}, timeout=30)
+    big = httpx.get(f"{url}/healthz", headers={"x-pad": "a" * 20_000}, timeout=30)
+    keyed = httpx.post(f"{url}/ask?stream=false&api_key=sekrit-789", json={"question": QUESTION}, timeout=30)
+    assert many.status_code == big.status_code == 431 and many.json()["error"]["stage"] == "request"
+    assert keyed.status_code == 400 and "sekrit" not in keyed.text
+    assert httpx.get(f"{url}/healthz", headers={"x-pad": "a" * 2_000}, timeout=30).status_code == 200
 
 
 async def _burst(url: str, n: int, question: str) -> list[httpx.Response]:
