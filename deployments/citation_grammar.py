@@ -2,7 +2,7 @@
 
 An answer is either exactly the refusal sentence, or 1..`MAX_SENTENCES`
 sentences, each closed by one or more citation markers whose numbers name the
-sources given to *this* request (1..k):
+sources given to *this* request (1..k), at most three markers a sentence:
 
     cMCP needs only libcurl at run time [1]. It also builds on Windows [2, 3].
 
@@ -44,10 +44,10 @@ def citation_gbnf(k: int) -> str:
     return "\n".join([
         f"root ::= refusal | sentence{more}",
         f'refusal ::= "{refusal}"',
-        'sentence ::= start body " " marker+ end',
+        'sentence ::= start body " " marker marker? marker? end',   # at most 3: no "[4][4][4]…" loop
         'start ::= [A-Za-z0-9`"\'(*]',
         f'body ::= ({_BODY_CHAR} | {_BODY_DOT})+',
-        'marker ::= "[" num (", " num)* "]"',
+        'marker ::= "[" num (", " num)? (", " num)? "]"',
         f'num ::= {_number_rule(k)}',
         'end ::= "."',
     ]) + "\n"
@@ -60,8 +60,8 @@ def _num_regex(k: int) -> str:
 def answer_regex(k: int) -> str:
     """The grammar's language as a Python regular expression (tests, checks)."""
     num = _num_regex(k)
-    marker = rf"\[{num}(?:, {num})*\]"
-    sentence = rf"[A-Za-z0-9`\"'(*](?:[^\[\]<>\n.!?]|\.[^ \n\[\]<>.!?])+ (?:{marker})+\."
+    marker = rf"\[{num}(?:, {num}){{0,2}}\]"
+    sentence = rf"[A-Za-z0-9`\"'(*](?:[^\[\]<>\n.!?]|\.[^ \n\[\]<>.!?])+ (?:{marker}){{1,3}}\."
     return rf"(?:{re.escape(REFUSAL_SENTENCE)}|{sentence}(?: {sentence}){{0,{MAX_SENTENCES - 1}}})"
 
 

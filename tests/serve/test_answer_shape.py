@@ -122,3 +122,10 @@ def test_wrapped_markdown_lines_are_one_sentence_and_lists_rows_code_are_units()
     sentences = [text[a:b] for a, b in sentence_spans(text)]
     assert "The server drops results whose cosine\nfalls below a cutoff." in sentences
     assert "It is 0.3." in sentences and not any("make run" in s for s in sentences)
+
+
+def test_a_sentence_carries_at_most_three_markers() -> None:
+    assert matches("Replicas scale [1][2][1].", 2)
+    assert not matches("Replicas scale [1][2][1][2].", 2)       # the "[4][4][4]…" loop SmolLM2 fell into
+    assert not matches("Replicas scale [1, 2, 1, 2].", 2)
+    assert "marker marker? marker?" in citation_gbnf(2)
