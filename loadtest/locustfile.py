@@ -10,7 +10,15 @@ Entries in Locust's statistics:
 * ``ttft``           request sent → first ``token`` event
 * ``answer``         request sent → ``done``; a failure when the stream ends
                      without ``done``/``error`` ("incomplete stream") or
-                     carries ``error`` ("error event, stage=…")
+                     carries ``error`` ("error event, stage=…"). Only answers
+                     that end within ``--run-time`` (the measured window)
+* ``answer after run time``  the same for answers that end during
+                     ``--stop-timeout``: reported, never counted in answers/s
+
+Locust's CSV is rewritten once a second while it runs and not at the end, so
+it can miss the last second; the user therefore also counts answers itself
+and writes ``<csv prefix>_window.json`` ({"answers", "failed", "late"}) when
+Locust quits, which loadtest/summarize.py prefers for answers/s.
 
 Questions: ``ASKDOCS_LOADTEST_QUESTIONS`` (a .jsonl with a ``question`` field
 or a .txt, one per line), else evals/cases.jsonl, else loadtest/questions.txt.
@@ -27,16 +35,17 @@ import time
 from pathlib import Path
 
 import requests
-from locust import HttpUser, constant, task
+from locust import HttpUser, constant, events, task
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sse_client import Answer, Ending, read_answer  # noqa: E402
+from sse_client import Answer, Ending, ended_in_window, read_answer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ASK_ENTRY = "POST /ask"
 BUSY_ENTRY = "POST /ask 503"
 TTFT_ENTRY = "ttft"
 ANSWER_ENTRY = "answer"
+LATE_ENTRY = "answer after run time"
 SSE = "SSE"
 
 # The longest silence allowed (connecting, then between any two bytes): a CPU
@@ -66,6 +75,24 @@ def _read_questions(path: Path) -> list[str]:
 
 
 QUESTIONS = load_questions()
+_WINDOW: dict[str, float | None] = {"end": None}     # perf_counter() at which --run-time ends
+_COUNTS = {"answers": 0, "failed": 0, "late": 0}     # answers done / failed within the window, ended after it
+
+
+@events.test_start.add_listener
+def _open_window(environment, **_kwargs) -> None:  # type: ignore[no-untyped-def]
+    run_time = getattr(environment.parsed_options, "run_time", None)
+    if isinstance(run_time, str):
+        from locust.util.timespan import parse_timespan
+        run_time = parse_timespan(run_time)
+    _WINDOW["end"] = time.perf_counter() + float(run_time) if run_time else None
+
+
+@events.quitting.add_listener
+def _write_counts(environment, **_kwargs) -> None:  # type: ignore[no-untyped-def]
+    prefix = getattr(environment.parsed_options, "csv_prefix", None)
+    if prefix:
+        Path(f"{prefix}_window.json").write_text(json.dumps(_COUNTS) + "\n", encoding="utf-8")
 
 
 class IncompleteStream(Exception):
@@ -113,7 +140,7 @@ class AskUser(HttpUser):
                 response.failure(f"HTTP {response.status_code}")
             else:
                 response.success()
-                self._report(self._read(response, started))
+                self._report(self._read(response, started), started)
             response.close()
         if pause_s:
             time.sleep(pause_s)  # gevent-patched: only this user waits
@@ -125,7 +152,7 @@ class AskUser(HttpUser):
         except requests.RequestException as exc:  # connection broke, read timed out
             return Answer(Ending.INCOMPLETE, time.perf_counter() - started, None, 0, detail=type(exc).__name__)
 
-    def _report(self, answer: Answer) -> None:
+    def _report(self, answer: Answer, started: float) -> None:
         if answer.ttft_s is not None:
             self._fire(TTFT_ENTRY, answer.ttft_s, 0, None)
         failure: Exception | None = None
@@ -134,7 +161,9 @@ class AskUser(HttpUser):
             failure = IncompleteStream(f"stream ended without done/error{reason}")
         elif answer.ending is Ending.ERROR:
             failure = AnswerError(f"error event, stage={answer.detail}")
-        self._fire(ANSWER_ENTRY, answer.total_s, answer.tokens, failure)
+        in_window = ended_in_window(started + answer.total_s, _WINDOW["end"])
+        _COUNTS["late" if not in_window else "failed" if failure else "answers"] += 1
+        self._fire(ANSWER_ENTRY if in_window else LATE_ENTRY, answer.total_s, answer.tokens, failure)
 
     def _fire(self, name: str, seconds: float, length: int, exception: Exception | None) -> None:
         self.environment.events.request.fire(

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Headless Locust runs against a running askdocs at 1, 4 and 16 users; CSV and
-# HTML go to loadtest/results/<stamp>/, a markdown table to docs/load-test.md.
+# Headless Locust runs against a running askdocs at 1, 4 and 16 users; CSV,
+# HTML and the markdown table (summary.md) go to loadtest/results/<stamp>/.
+# Only DOC=docs/load-test.md appends the table to the tracked docs.
 #
 #   loadtest/run.sh                              # 60 s per level at http://127.0.0.1:8000
 #   USERS="1 2" DURATION_S=30 NOTE="fake engine, 50 ms/token" loadtest/run.sh
+#   DOC=docs/load-test.md loadtest/run.sh        # a result meant for the docs
 #
 # Environment (all optional):
 #   TARGET        askdocs base URL; loopback only       (http://127.0.0.1:8000)
 #   USERS         user counts, one run each            ("1 4 16")
-#   DURATION_S    seconds per run                       (60)
-#   STOP_TIMEOUT  seconds users may finish an answer   (30)
+#   DURATION_S    seconds per run: the measured window  (60)
+#   STOP_TIMEOUT  seconds users may finish an answer   (30; such answers are
+#                 reported apart, never counted in answers/s)
 #   SETTLE_S      pause between runs, queues drain      (5)
 #   ENGINE MODEL  labels for the table                  (read from $TARGET/healthz)
 #   MACHINE       label for the table                   (from nproc/free/nvidia-smi)
 #   NOTE          one line added under the table
 #   RESULTS_ROOT  where result folders go               (loadtest/results)
-#   DOC           markdown file the table is appended to (docs/load-test.md)
+#   DOC           markdown file to append the table to  (none: results/<stamp>/summary.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +28,7 @@ DURATION_S=${DURATION_S:-60}
 STOP_TIMEOUT=${STOP_TIMEOUT:-30}
 SETTLE_S=${SETTLE_S:-5}
 RESULTS_ROOT=${RESULTS_ROOT:-loadtest/results}
-DOC=${DOC:-docs/load-test.md}
+DOC=${DOC:-}
 NOTE=${NOTE:-}
 PY=${PY:-.venv/bin/python}
 LOCUST=${LOCUST:-.venv/bin/locust}
@@ -91,5 +94,5 @@ for users in $USERS; do
   fi
 done
 
-"$PY" loadtest/summarize.py --results "$out" --doc "$DOC" --engine "$ENGINE" --model "$MODEL" \
+"$PY" loadtest/summarize.py --results "$out" ${DOC:+--doc "$DOC"} --engine "$ENGINE" --model "$MODEL" \
   --machine "$MACHINE" --date "$(date -u +%F)" --target "$TARGET" --duration-s "$DURATION_S" --note "$NOTE"

@@ -93,3 +93,15 @@ def _json(data: str) -> dict[str, object]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def ended_in_window(ended_at: float, window_end: float | None) -> bool:
+    """Whether an answer that ended at ``ended_at`` counts for the measured window.
+
+    Locust's ``--run-time`` is the window; with ``--stop-timeout`` users may
+    still finish the answer in flight after it. Those answers are real, but
+    counting them would divide more answers than the window produced by the
+    window's length (answers/s too high by up to one answer per user).
+    ``window_end`` None: no run time was set, everything counts.
+    """
+    return window_end is None or ended_at <= window_end

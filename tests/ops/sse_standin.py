@@ -3,7 +3,8 @@
 The question picks the behaviour, so one questions file exercises every path
 of the Locust user: ``ok`` (sources, tokens, done), ``refuse`` (done with
 no tokens), ``fail`` (error event), ``cut`` (stream ends without a terminal
-event), ``busy`` (503 + Retry-After), ``teapot`` (500).
+event), ``busy`` (503 + Retry-After), ``teapot`` (500), ``late`` (a done
+answer that takes ``LATE_ANSWER_S``: longer than a test's run time).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOKEN_DELAY_S = 0.01
+LATE_ANSWER_S = 7.5
 
 
 def _event(name: str, payload: dict[str, object]) -> bytes:
@@ -51,12 +53,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(_event("done", {"answer": "", "refused": True, "trace_id": "0" * 32}))
             return
         for text in ("Hello", " world", "."):
-            time.sleep(TOKEN_DELAY_S)
+            time.sleep(LATE_ANSWER_S / 3 if behaviour == "late" else TOKEN_DELAY_S)
             self.wfile.write(_event("token", {"text": text}))
             self.wfile.flush()
         if behaviour == "fail":
             self.wfile.write(_event("error", {"stage": "generation", "message": "engine died"}))
-        elif behaviour == "ok":
+        elif behaviour in ("ok", "late"):
             self.wfile.write(_event("done", {"answer": "Hello world.", "refused": False}))
         # "cut": the connection closes with no terminal event.
 

