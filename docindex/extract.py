@@ -10,7 +10,6 @@ cut to MAX_BLOCK_CHARS (headings to MAX_HEADING_CHARS) before chunking.
 """
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,73 +194,11 @@ def parse_html(text: str) -> Extracted:
 # ---------------------------------------------------------------- PDF
 
 def parse_pdf(data: bytes) -> Extracted:
-    """Text from pypdfium2 (fast); headings from the pypdf outline where present.
+    """docindex/pdf.py: title from metadata or the cover's largest text, outline headings at
+    their own nesting, front matter under a heading of its own, running headers/footers dropped."""
+    from .pdf import parse_pdf as parse
 
-    An outline entry becomes a heading placed where its title first appears on
-    its page (or at the top of that page when the text does not contain it).
-    """
-    import pypdfium2 as pdfium
-
-    try:
-        pdf = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        raise UnreadableFile(f"not a readable PDF ({exc})") from None
-    try:
-        pages = []
-        total = 0
-        for page in pdf:
-            textpage = page.get_textpage()
-            pages.append(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
-            textpage.close()
-            page.close()
-            total += len(pages[-1])
-            if total > bounds.MAX_PDF_TEXT_CHARS:    # compressed streams can expand far past the file size
-                raise UnreadableFile(f"more than {bounds.MAX_PDF_TEXT_CHARS:,} characters of text")
-        meta_title = (pdf.get_metadata_dict().get("Title") or "").strip()
-    finally:
-        pdf.close()
-    outline = _pdf_outline(data)
-    blocks: list[Block] = []
-    for number, page_text in enumerate(pages):
-        entries = [(title, level) for (title, page, level) in outline if page == number]
-        cursor = 0
-        for title, level in entries:
-            found = page_text.find(title, cursor)
-            if found >= 0:
-                blocks.extend(_pdf_paragraphs(page_text[cursor:found]))
-                cursor = found + len(title)
-            blocks.append(Block("heading", title, level))
-        blocks.extend(_pdf_paragraphs(page_text[cursor:]))
-    title = meta_title or (outline[0][0] if outline else None)
-    return Extracted(title, blocks, {"pages": len(pages)})
-
-
-def _pdf_outline(data: bytes) -> list[tuple[str, int, int]]:
-    """(title, page index, level 1-6) for each outline entry; [] if none or unreadable."""
-    try:
-        from pypdf import PdfReader
-
-        reader = PdfReader(io.BytesIO(data))
-        entries: list[tuple[str, int, int]] = []
-
-        def visit(items, level: int) -> None:
-            for item in items:
-                if isinstance(item, list):
-                    visit(item, level + 1)
-                    continue
-                page = reader.get_destination_page_number(item)
-                title = " ".join(str(item.title or "").split())
-                if title and page is not None and page >= 0:
-                    entries.append((title, page, min(level, 6)))
-
-        visit(reader.outline, 1)
-        return entries
-    except Exception:  # a broken outline only costs us the headings
-        return []
-
-
-def _pdf_paragraphs(text: str) -> list[Block]:
-    return [Block("para", p.strip()) for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
+    return parse(data)
 
 
 # ---------------------------------------------------------------- bounds

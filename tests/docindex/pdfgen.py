@@ -9,8 +9,17 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def text_pdf(pages: list[list[str]]) -> bytes:
-    """A PDF with one Helvetica text line per string, pages in order."""
+Line = str | tuple[str, int]      # a line of 12 pt text, or (text, font size)
+
+
+def _line(line: Line) -> str:
+    text, size = (line, 12) if isinstance(line, str) else line
+    return f"/F1 {size} Tf {round(size * 1.6)} TL T* ({_escape(text)}) Tj"     # down by its own leading, then draw
+
+
+def text_pdf(pages: list[list[Line]]) -> bytes:
+    """A PDF with one Helvetica text line per string (12 pt; a (text, size) pair sets its size),
+    pages in order."""
     objects: list[bytes] = []
     page_ids = [4 + 2 * i for i in range(len(pages))]
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
@@ -18,7 +27,7 @@ def text_pdf(pages: list[list[str]]) -> bytes:
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     for index, lines in enumerate(pages):
-        content = "BT /F1 12 Tf 14 TL 72 720 Td " + " ".join(f"({_escape(line)}) Tj T*" for line in lines) + " ET"
+        content = "BT /F1 12 Tf 14 TL 72 720 Td " + " ".join(_line(line) for line in lines) + " ET"
         stream = content.encode("latin-1")
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
                        f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_ids[index] + 1} 0 R >>".encode())
@@ -37,16 +46,19 @@ def text_pdf(pages: list[list[str]]) -> bytes:
     return out.getvalue()
 
 
-def write_pdf(path: Path, pages: list[list[str]], outline: list[tuple[str, int, int]] = ()) -> Path:
-    """outline: (title, page index, level 1|2); a level-2 entry nests under the last level-1 one."""
+def write_pdf(path: Path, pages: list[list[Line]], outline: list[tuple[str, int, int]] = (),
+              title: str | None = None) -> Path:
+    """outline: (title, page index, level 1-6); a level-n entry nests under the last level n-1 one.
+    title: the document metadata's /Title."""
     from pypdf import PdfReader, PdfWriter
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf(pages))))
-    parent = None
-    for title, page, level in outline:
-        item = writer.add_outline_item(title=title, page_number=page, parent=parent if level > 1 else None)
-        if level == 1:
-            parent = item
+    if title is not None:
+        writer.add_metadata({"/Title": title})
+    parents: dict[int, object] = {}
+    for entry, page, level in outline:
+        item = writer.add_outline_item(title=entry, page_number=page, parent=parents.get(level - 1))
+        parents[level] = item
     with path.open("wb") as f:
         writer.write(f)
     return path

@@ -46,7 +46,7 @@ def test_pdf_text_comes_with_outline_headings(tmp_path):
                       ["Linux notes", "Use the tarball on Linux hosts."]],
                      outline=[("Installation", 0, 1), ("Linux notes", 1, 2)])
     extracted = extract(path)
-    assert extracted.title == "Installation"
+    assert extracted.title is None            # no metadata, no larger cover text: the file name, not a chapter
     assert extracted.metadata == {"pages": 2, "format": "pdf"}
     headings = [(b.text, b.level) for b in extracted.blocks if b.kind == "heading"]
     assert headings == [("Installation", 1), ("Linux notes", 2)]

@@ -31,7 +31,8 @@ def test_every_format_is_ingested_and_searchable(tmp_path, fake_embedder):
         "c.html": "<html><head><title>Charlie</title></head><body><h1>Charlie</h1>"
                   "<p>Charlie renders hypertext pages.</p></body></html>",
     })
-    write_pdf(root / "d.pdf", [["Delta", "Delta explains portable documents."]], outline=[("Delta", 0, 1)])
+    write_pdf(root / "d.pdf", [["Delta", "Delta explains portable documents."]], outline=[("Delta", 0, 1)],
+              title="Delta")
     db = tmp_path / "index.db"
     report = run(root, db, fake_embedder)
     assert (report.added, report.skipped, report.errors) == (4, 0, [])
