@@ -57,6 +57,7 @@ def _passage_from_dict(d: dict[str, Any]) -> Passage:
         title=str(d.get("title", "") or ""),
         chunk_id=d.get("chunk_id", d.get("chunkId")),
         collection=str(d.get("collection", "") or ""),
+        coverage=float(d["coverage"]) if isinstance(d.get("coverage"), (int, float)) else None,
     )
 
 

@@ -51,7 +51,8 @@ class LocalPipeline:
 
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
         with tracing.replica_span(gate.SPAN, trace):
-            return gate.decide(passages, min_cosine=self.settings.gate_min_cosine)
+            return gate.decide(passages, min_cosine=self.settings.gate_min_cosine,
+                               min_coverage=self.settings.gate_min_coverage, sure_cosine=self.settings.gate_sure_cosine)
 
     def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
         return traced_generate(self.engine, prompt, params, self.retry, trace)

@@ -152,6 +152,17 @@ class Settings(BaseSettings):
                     "all-MiniLM-L6-v2 on the dev eval (evals/README.md, `python -m evals.calibrate`): "
                     "answerable questions' best cosine 0.350-0.837, off-topic 0.110-0.343; floor = "
                     "lowest answerable - 0.05. Recalibrate for another embedding model.")
+    gate_min_coverage: float | None = Field(
+        0.5, ge=0.0, le=1.0,
+        description="With it, a passage passes the Gate only when its cosine reaches gate_min_cosine AND the "
+                    "question's words cover this share of it (idf-weighted, docindex's per-hit coverage): "
+                    "everyday questions reach cosine 0.3-0.35 on technical docs but not their words. Measured "
+                    "on the dev halves: off-topic refused cMCP 8/8, PostgreSQL 22/23 (13/23 on cosine alone), "
+                    "0/110 answerable refused (benchmarks/results/retrieval_levers.md). null = cosine only.")
+    gate_sure_cosine: float | None = Field(
+        0.45, ge=-1.0, le=1.0,
+        description="A passage at or above this cosine passes whatever its coverage (paraphrased questions). "
+                    "null = no such shortcut.")
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(
