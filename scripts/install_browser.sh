@@ -34,4 +34,4 @@ fi
 
 # The pin lives in requirements/dev.txt; install just that line.
 PLAYWRIGHT_PIN="$(grep -E '^playwright==' requirements/dev.txt)"
-"$PIP" install -q "$PLAYWRIGHT_PIN"
+"$PIP" install -q --no-warn-conflicts "$PLAYWRIGHT_PIN"      # scripts/check_deps.py checks after

