@@ -21,6 +21,7 @@ import io
 import math
 import re
 from collections import Counter
+from typing import Any
 
 from . import bounds
 from .bounds import UnreadableFile
@@ -81,7 +82,7 @@ def parse_pdf(data: bytes) -> Extracted:
 def char_sizes(textpage: object) -> tuple[str, list[float]]:
     """A page's text and each character's font size (0 for spaces and line breaks);
     ("", []) when characters and text do not line up (surrogate pairs)."""
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 
     count = textpage.count_chars()                         # type: ignore[attr-defined]
     text = textpage.get_text_range()                       # type: ignore[attr-defined]
@@ -151,7 +152,7 @@ def pdf_outline(data: bytes) -> list[tuple[str, int, int]]:
         reader = PdfReader(io.BytesIO(data))
         entries: list[tuple[str, int, int]] = []
 
-        def visit(items: list, level: int) -> None:
+        def visit(items: list[Any], level: int) -> None:
             for item in items:
                 if isinstance(item, list):        # the children of the entry just before
                     visit(item, level + 1)

@@ -9,34 +9,65 @@ bonus. Needs var/oos/postgresql.db (`make corpora`).
 
     PYTHONPATH=. python evals/extractive_oos.py
 """
-import json, sys, itertools
-from docindex.index import Index
-from docindex.minilm import default_embedder
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+
 from deployments.engines import extractive as X
 from deployments.passage import Passage
 from deployments.prompt import PromptLimits, build_prompt
-qs = [json.loads(l) for l in open("benchmarks/oos/postgresql/questions.jsonl") if json.loads(l)["split"] == "dev"]
-index = Index("var/oos/postgresql.db")
+
+CORPUS, DB = "postgresql", "var/oos/postgresql.db"
+
+
 class Memo:
-    def __init__(s, e): s.e, s.c = e, {}
-    def embed(s, texts):
-        import numpy as np
-        miss = [t for t in dict.fromkeys(texts) if t not in s.c]
-        if miss: s.c.update(zip(miss, s.e.embed(miss)))
-        return np.stack([s.c[t] for t in texts])
-emb = Memo(default_embedder())
-ctx = {}
-for q in qs:
-    hits = index.search(q["question"], 4, "postgresql")
-    ctx[q["id"]] = list(build_prompt(q["question"], [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits], PromptLimits(4, 900)).passages)
-up = sum(q["evidence"].lower() in " ".join(p.text for p in ctx[q["id"]]).lower() for q in qs)
-print("evidence in the 4 passages:", up, "/", len(qs), flush=True)
-for cw, keep, head in itertools.product((0.4, 0.6), (0.5, 0.75), (True, False)):
-    eng = X.ExtractiveEngine(min_score=0.25, cosine_weight=cw, keep_ratio=keep); eng._embedder, eng._started = emb, True
-    found = refused = words = 0
-    for q in qs:
-        ps = ctx[q["id"]] if head else [Passage(p.source, p.text, p.cosine) for p in ctx[q["id"]]]
-        ch = eng.choose(q["question"], ps, 256)
-        ans = " ".join(eng.render(ch))
-        found += q["evidence"].lower() in ans.lower(); refused += not ch; words += len(ans.split())
-    print(json.dumps(dict(cw=cw, keep=keep, heading=head, evidence=found, refused=refused, mean_words=round(words/len(qs),1))), flush=True)
+    """The embedder with a cache: the grid re-scores the same sentences."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder, self.cache = embedder, {}
+
+    def embed(self, texts):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if missing:
+            self.cache.update(zip(missing, self.embedder.embed(missing)))
+        return np.stack([self.cache[t] for t in texts])
+
+
+def main() -> None:
+    from docindex.index import Index
+    from docindex.minilm import default_embedder
+
+    rows = [json.loads(line) for line in open(f"benchmarks/oos/{CORPUS}/questions.jsonl")]
+    questions = [q for q in rows if q["split"] == "dev"]
+    index = Index(DB)
+    embedder = Memo(default_embedder())
+    contexts = {}
+    for q in questions:
+        hits = index.search(q["question"], 4, CORPUS)
+        passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
+        contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(4, 900)).passages)
+    bound = sum(q["evidence"].lower() in " ".join(p.text for p in contexts[q["id"]]).lower() for q in questions)
+    print("evidence in the 4 passages:", bound, "/", len(questions), flush=True)
+    for weight, keep, heading in itertools.product((0.4, 0.6), (0.5, 0.75), (True, False)):
+        engine = X.ExtractiveEngine(min_score=0.25, cosine_weight=weight, keep_ratio=keep)
+        engine._embedder, engine._started = embedder, True
+        found = refused = words = 0
+        for q in questions:
+            passages = contexts[q["id"]]
+            if not heading:
+                passages = [Passage(p.source, p.text, p.cosine) for p in passages]
+            chosen = engine.choose(q["question"], passages, 256)
+            answer = " ".join(engine.render(chosen))
+            found += q["evidence"].lower() in answer.lower()
+            refused += not chosen
+            words += len(answer.split())
+        print(json.dumps({"cosine_weight": weight, "keep_ratio": keep, "heading": heading, "evidence": found,
+                          "refused": refused, "mean_words": round(words / len(questions), 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

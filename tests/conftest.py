@@ -16,6 +16,16 @@ def pytest_report_header(config: pytest.Config) -> str:
     return header()
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Prepare the embedder's model once, before any test: on a fresh clone its
+    first use builds and checks a re-quantized copy (docindex.quantize, seconds
+    and ~1 GB), and a test that happened to come first would pay that in its
+    own time and memory bounds (a stats read timed out, an ingest peaked at 1.7 GB)."""
+    from docindex.quantize import best_model_path
+
+    best_model_path()
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """The seed again at the end: `make test` runs with -q, which hides the header."""
     from tests.fuzz_seed import header

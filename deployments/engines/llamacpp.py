@@ -252,7 +252,7 @@ class LlamaCppEngine(Engine):
     def _grammar(self, k: int) -> Any:
         """llama.cpp's grammar for answers citing 1..k (one per k, built once)."""
         if k not in self._grammars:
-            from llama_cpp import LlamaGrammar
+            from llama_cpp.llama_grammar import LlamaGrammar
 
             self._grammars[k] = LlamaGrammar.from_string(citation_gbnf(k), verbose=False)
         return self._grammars[k]

@@ -50,7 +50,8 @@ def test_search_prints_ranked_hits_and_json(cmcp_index):
     result = invoke("search", "fuzzing", "--db", cmcp_index, "--collection", "cmcp", "--json", "-k", "3")
     hits = json.loads(result.output)
     assert len(hits) == 3 and {"source", "anchor", "title", "text", "cosine", "bm25", "fusion", "chunk_id",
-                               "collection", "heading_path", "doc_id"} == set(hits[0])
+                               "collection", "heading_path", "doc_id", "score", "fields_bm25", "doc_score",
+                               "coverage"} == set(hits[0])
 
 
 def test_stats_reports_collections_and_model(cmcp_index):

@@ -137,8 +137,9 @@ def test_run_sh_drives_locust_and_writes_the_table_under_results(tmp_path: Path)
     stats = _stats(folder / "u8_stats.csv")
     assert int(stats[BUSY]["Request Count"]) > 0 and stats[BUSY]["Failure Count"] == "0"
     assert int(stats[TTFT]["Request Count"]) > 0 and stats[TTFT]["Failure Count"] == "0"
-    # ttft only for answers that produced a token: never for refusals.
-    assert int(stats[TTFT]["Request Count"]) < int(stats[ANSWER]["Request Count"])
+    # (No count comparison between ttft and answer here: Locust rewrites its CSV
+    # once a second, so the two rows can be a second apart; that refusals record
+    # no ttft is checked on the client itself in this file.)
     window = json.loads((folder / "u8_window.json").read_text())
     assert window["late"] >= 1 and window["answers"] > 0     # late answers: reported apart, not in answers/s
     failures = (folder / "u8_failures.csv").read_text()

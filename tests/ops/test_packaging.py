@@ -12,7 +12,6 @@ import sys
 from pathlib import Path, PurePosixPath
 
 import pytest
-import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
