@@ -15,26 +15,12 @@ from __future__ import annotations
 import itertools
 import json
 
-import numpy as np
-
 from deployments.engines import extractive as X
 from deployments.passage import Passage
 from deployments.prompt import PromptLimits, build_prompt
+from evals.extractive_tune import Memo
 
 CORPUS, DB = "postgresql", "var/oos/postgresql.db"
-
-
-class Memo:
-    """The embedder with a cache: the grid re-scores the same sentences."""
-
-    def __init__(self, embedder) -> None:
-        self.embedder, self.cache = embedder, {}
-
-    def embed(self, texts):
-        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
-        if missing:
-            self.cache.update(zip(missing, self.embedder.embed(missing)))
-        return np.stack([self.cache[t] for t in texts])
 
 
 def main() -> None:

@@ -56,7 +56,7 @@ def score(engine: ExtractiveEngine, cases: Sequence[Case], contexts: dict[str, l
             "mean_sentences": round(sentences / max(answerable - refused_wrong, 1), 2)}
 
 
-class _Memo:
+class Memo:
     """The embedder with a cache: the grid re-scores the same sentences."""
 
     def __init__(self, embedder) -> None:
@@ -83,7 +83,7 @@ def main() -> None:
     cases = load_cases()
     contexts = {c.id: passages_for(index, c, args.collection) for c in cases}
     halves = {h: [c for c in cases if half(c) == h] for h in ("tune", "check")}
-    embedder = _Memo(default_embedder())
+    embedder = Memo(default_embedder())
     rows = []
     for min_score, weight, keep in itertools.product((0.25, 0.3, 0.35), (0.4, 0.6), (0.5, 0.75)):
         engine = ExtractiveEngine(min_score=min_score, cosine_weight=weight, keep_ratio=keep)
