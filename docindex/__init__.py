@@ -2,7 +2,8 @@
 
     discover.py    which files an ingest reads: links kept inside the paths, regular files only
     bounds.py      per-file bounds: size checked before reading, non-blocking reads, block lengths
-    extract.py     files → blocks (headings, paragraphs, code): Markdown, text, HTML, PDF
+    blocks.py      Block / Extracted: what every reader produces
+    extract.py     files → blocks (headings, paragraphs, code): Markdown, text, HTML; pdf.py: PDF
     chunking.py    blocks → chunks: heading paths, GitHub slugs, token-sized pieces with overlap
     embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)
     minilm.py      the default embedder: the re-quantized MiniLM when it passes quantize.py's check

@@ -11,29 +11,15 @@ cut to MAX_BLOCK_CHARS (headings to MAX_HEADING_CHARS) before chunking.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable
 
 from . import bounds
+from .blocks import Block, BlockKind, Extracted
 from .bounds import UnreadableFile
 
-BlockKind = Literal["heading", "para", "code"]
-
-
-@dataclass(frozen=True)
-class Block:
-    kind: BlockKind
-    text: str
-    level: int = 0          # 1-6 for headings
-
-
-@dataclass
-class Extracted:
-    title: str | None                       # None: the caller falls back to the file name
-    blocks: list[Block]
-    metadata: dict = field(default_factory=dict)
-
+__all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "parse_html", "parse_markdown",
+           "parse_pdf", "READERS", "supported"]
 
 # ---------------------------------------------------------------- markdown
 

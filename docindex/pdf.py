@@ -25,7 +25,7 @@ from typing import Any
 
 from . import bounds
 from .bounds import UnreadableFile
-from .extract import Block, Extracted
+from .blocks import Block, Extracted
 
 EDGE_LINES = 2              # lines at the top and at the bottom of a page that may be running text
 RUNNING_SHARE = 0.6         # ... when they recur on this share of the pages
