@@ -163,7 +163,6 @@ class ExtractiveEngine(Engine):
         self._embedder_name = embedder
         self._embedder: Any = None
         self._started = False
-        self._aborted: set[str] = set()
 
     async def start(self) -> None:
         if self._embedder_name == "minilm":
@@ -231,19 +230,15 @@ class ExtractiveEngine(Engine):
         sentences = self.render(chosen)
         emitted = 0
         for i, sentence in enumerate(sentences):
-            if params.request_id in self._aborted:
-                self._aborted.discard(params.request_id)
-                yield Delta(finish_reason="abort", usage=Usage(0, emitted))
-                return
             text = sentence if i == 0 else " " + sentence
             emitted += len(text.split())
             yield Delta(text=text)
         yield Delta(finish_reason="stop", usage=Usage(prompt_tokens=0, completion_tokens=emitted))
 
     async def abort(self, request_id: str) -> None:
-        self._aborted.add(request_id)
-        if len(self._aborted) > 1000:          # ids of requests that already ended
-            self._aborted.clear()
+        """Nothing runs for a request outside its own stream: the answer is chosen
+        in one bounded call before the first sentence is sent, and a consumer that
+        leaves closes the stream (the base contract's abort is a no-op here)."""
 
     async def check_health(self) -> None:
         if not self._started:
