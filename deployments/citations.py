@@ -111,14 +111,22 @@ def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(_CITATION.sub(" ", text).lower()) if w not in _STOPWORDS and len(w) > 1}
 
 
+SentenceWords = list[tuple[int, int, set[str]]]
+
+
+def passage_sentences(text: str) -> SentenceWords:
+    """A passage's sentence spans, each with its content words."""
+    return [(start, end, content_words(text[start:end])) for start, end in sentence_spans(text)]
+
+
 def best_evidence(index: int, words: set[str], cited: Sequence[int],
-                  passages: Sequence[Passage]) -> Evidence | None:
-    """The cited passage sentence sharing the most content words with `words`."""
+                  sentences: Sequence[SentenceWords]) -> Evidence | None:
+    """The cited passage sentence sharing the most content words with `words`
+    (`sentences[n - 1]` is passage n's, from `passage_sentences`)."""
     best: Evidence | None = None
     for n in cited:
-        text = passages[n - 1].text
-        for start, end in sentence_spans(text):
-            overlap = len(words & content_words(text[start:end])) / len(words)
+        for start, end, sentence_words in sentences[n - 1]:
+            overlap = len(words & sentence_words) / len(words)
             if overlap > 0 and (best is None or overlap > best.overlap):
                 best = Evidence(index, n, start, end, round(overlap, 4))
     return best
@@ -133,6 +141,7 @@ def check(answer: str, passages: Sequence[Passage], *, min_support: float = DEFA
     refused = is_refusal(answer)
 
     passage_words = [content_words(p.text + " " + p.title) for p in passages]
+    sentences: dict[int, SentenceWords] = {}   # per cited passage, split once per answer
     unsupported: list[int] = []
     scores: list[float] = []
     evidence: list[Evidence] = []
@@ -148,7 +157,10 @@ def check(answer: str, passages: Sequence[Passage], *, min_support: float = DEFA
         scores.append(score)
         if score < min_support:
             unsupported.append(i)
-        span = best_evidence(i, words, cited, passages)
+        for n in cited:
+            if n not in sentences:
+                sentences[n] = passage_sentences(passages[n - 1].text)
+        span = best_evidence(i, words, cited, [sentences.get(n, []) for n in valid_range])
         if span is not None:
             evidence.append(span)
     if scores:

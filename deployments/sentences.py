@@ -87,19 +87,20 @@ def units(text: str) -> list[Unit]:
 PROSE_KINDS: tuple[UnitKind, ...] = ("prose", "item", "heading", "row")
 
 
+def unit_sentence_spans(text: str, unit: Unit) -> list[tuple[int, int]]:
+    """Character spans (in `text`) of one unit's sentences."""
+    spans: list[tuple[int, int]] = []
+    start = unit.start
+    for m in _SENTENCE_END.finditer(text, unit.start, unit.end):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, unit.end))
+    return [(a, b) for a, b in ((_lstrip(text, a, b), b) for a, b in spans) if b > a]
+
+
 def sentence_spans(text: str, kinds: tuple[UnitKind, ...] = PROSE_KINDS) -> list[tuple[int, int]]:
     """Character spans of the sentences of the units of `kinds` (code is never a sentence)."""
-    spans: list[tuple[int, int]] = []
-    for unit in units(text):
-        if unit.kind not in kinds:
-            continue
-        start = unit.start
-        body = text[unit.start:unit.end]
-        for m in _SENTENCE_END.finditer(body):
-            spans.append((start, unit.start + m.start()))
-            start = unit.start + m.end()
-        spans.append((start, unit.end))
-    return [(a, b) for a, b in ((_lstrip(text, a, b), b) for a, b in spans) if b > a]
+    return [span for unit in units(text) if unit.kind in kinds for span in unit_sentence_spans(text, unit)]
 
 
 def _lstrip(text: str, start: int, end: int) -> int:

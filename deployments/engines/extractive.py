@@ -37,7 +37,7 @@ from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
-from deployments.sentences import sentence_spans, units
+from deployments.sentences import unit_sentence_spans, units
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
 _MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
@@ -91,7 +91,7 @@ def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int =
             if unit.kind == "row":
                 spans = [(unit.start, unit.end)]
             else:
-                spans = [s for s in sentence_spans(text[:unit.end], (unit.kind,)) if s[0] >= unit.start]
+                spans = unit_sentence_spans(text, unit)
             for start, end in spans:
                 raw = text[start:end]
                 if start == blocks[0].start and raw[:1].islower():
