@@ -1,7 +1,7 @@
 """Offline check of a Serve config file, strict where Serve is lenient.
 
 `ServeDeploySchema.model_validate` accepts misspelled keys at every level
-and does not range-check `autoscaling_config` (../shared/NOTES.md), so a
+and does not range-check `autoscaling_config` (seen with Ray 2.60), so a
 typo like `max_queued_request` silently falls back to a default. This module
 walks every key against the schema model that will read it, builds
 `AutoscalingConfig(**d)` for its range checks, validates askdocs' own `args`

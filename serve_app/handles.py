@@ -2,7 +2,7 @@
 
 Handles are by value (`_by_reference=False`): small pickled payloads go
 straight to the replica instead of through the object store, measured here
-at 27 vs 43 ms added P50 for a 4-hop graph (../shared/NOTES.md).
+at 27 vs 43 ms added P50 for a 4-hop graph.
 
 Errors raised inside a replica arrive wrapped in `RayTaskError`; they are
 unwrapped to our own `AskdocsError`s. A downstream queue that is full raises
