@@ -23,6 +23,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
@@ -90,6 +91,7 @@ def ingest(
     embedder: Embedder | None = None,
     follow_external_links: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    prepare: Prepare | None = None,
 ) -> IngestReport:
     """Bring `collection` in `db` in line with the files under `paths`.
 
@@ -122,7 +124,8 @@ def ingest(
         known = _known_documents(conn, collection) if conn is not None else {}
         writer = _Writer(conn, collection, model, report, dry_run)
         try:
-            _run(candidates, known, writer, report, force=force, progress=progress, max_bytes=max_file_bytes)
+            _run(candidates, known, writer, report, force=force, progress=progress, max_bytes=max_file_bytes,
+                 prepare=prepare)
             if not dry_run:
                 if report.added or report.changed or report.removed:
                     if report.chunks:
@@ -169,14 +172,20 @@ def _known_documents(conn: sqlite3.Connection, collection: str) -> dict[str, tup
 # ---------------------------------------------------------------- the run
 
 def _run(candidates: list[Candidate], known: dict, writer: "_Writer", report: IngestReport,
-         *, force: bool, progress: bool, max_bytes: int) -> None:
+         *, force: bool, progress: bool, max_bytes: int, prepare: "Prepare | None" = None) -> None:
     bar = _progress_bar() if progress else None
     with bar or nullcontext():
         task = bar.add_task("ingesting", total=len(candidates)) if bar else None
-        for candidate in candidates:
+        if prepare is None:     # the local path: read, chunk here; embedded by the writer in batches
+            results: Iterable[tuple[FileResult, np.ndarray | None]] = (
+                (read_file(c, known.get(c.source), writer.embedder.count_tokens, force=force, max_bytes=max_bytes),
+                 None) for c in candidates)
+        else:                   # e.g. `--ray`: read, chunked and embedded elsewhere, in candidate order
+            results = prepare(candidates, known, force=force, max_bytes=max_bytes)
+        for result, vectors in results:
             if bar:
-                bar.update(task, description=_short(candidate.source))
-            _visit(candidate, known.get(candidate.source), writer, report, force=force, max_bytes=max_bytes)
+                bar.update(task, description=_short(result.candidate.source))
+            record(result, writer, report, vectors)
             if bar:
                 bar.advance(task)
         writer.flush()
@@ -188,10 +197,31 @@ def _run(candidates: list[Candidate], known: dict, writer: "_Writer", report: In
                 report.changes.append(("remove", source))
 
 
-def _visit(candidate: Candidate, known: tuple | None, writer: "_Writer", report: IngestReport,
-           *, force: bool, max_bytes: int) -> None:
-    """One file: type and size checked by stat before anything is read (a file skipped
-    here keeps its previous version in the collection, if it had one)."""
+@dataclass
+class FileResult:
+    """What reading one file gave: a document to write (`pending`), nothing new
+    (`unchanged`, with `new_stat` when it was touched), or why it was skipped (`error`)."""
+    candidate: Candidate
+    known: tuple | None
+    pending: _Pending | None = None
+    unchanged: bool = False
+    new_stat: tuple[int, int] | None = None     # (size, mtime_ns) to remember for identical content
+    error: str | None = None
+
+
+class Prepare(Protocol):
+    """Reads, chunks and embeds the candidates elsewhere (docindex/ingest_ray.py); yields one
+    (result, vectors) per candidate, in the candidates' order (vectors None: embed here)."""
+
+    def __call__(self, candidates: list[Candidate], known: dict, *, force: bool,
+                 max_bytes: int) -> Iterable[tuple[FileResult, np.ndarray | None]]: ...
+
+
+def read_file(candidate: Candidate, known: tuple | None, count_tokens: Callable[[str], int],
+              *, force: bool, max_bytes: int) -> FileResult:
+    """One file, read and chunked without touching the index: type and size checked by stat
+    before anything is read (a file skipped here keeps its previous version in the collection,
+    if it had one). Pure, so `--ray` workers run exactly this (docindex/ingest_ray.py)."""
     try:
         stat = os.lstat(candidate.read_path)
         if not stat_module.S_ISREG(stat.st_mode):      # swapped since discovery
@@ -199,31 +229,46 @@ def _visit(candidate: Candidate, known: tuple | None, writer: "_Writer", report:
         if stat.st_size > max_bytes:
             raise UnreadableFile(too_large(stat.st_size, max_bytes))
         if known and not force and (stat.st_size, stat.st_mtime_ns) == (known[2], known[3]):
-            report.unchanged += 1          # fast path: no read, no hash
-            return
+            return FileResult(candidate, known, unchanged=True)          # fast path: no read, no hash
         data = read_regular_file(candidate.read_path, max_bytes)
         sha256 = hashlib.sha256(data).hexdigest()
-        if known and not force and sha256 == known[1]:
-            report.unchanged += 1          # touched but identical: remember the new stat
-            writer.update_stat(known[0], stat.st_size, stat.st_mtime_ns, str(candidate.path))
-            return
+        if known and not force and sha256 == known[1]:                   # touched but identical
+            return FileResult(candidate, known, unchanged=True, new_stat=(stat.st_size, stat.st_mtime_ns))
         extracted = extract(candidate.path, data)
         del data
     except (UnreadableFile, OSError) as exc:
-        report.skipped += 1
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        report.errors.append(f"{candidate.path}: {reason}")
-        return
+        return FileResult(candidate, known, error=f"{candidate.path}: {reason}")
     title = extracted.title or candidate.path.stem
-    chunks = chunk_blocks(extracted.blocks, title, writer.embedder.count_tokens)
+    chunks = chunk_blocks(extracted.blocks, title, count_tokens)
+    return FileResult(candidate, known, pending=_Pending(
+        candidate, sha256, stat.st_size, stat.st_mtime_ns, title, extracted.metadata, chunks,
+        known[0] if known else None))
+
+
+def record(result: FileResult, writer: "_Writer", report: IngestReport, vectors: np.ndarray | None = None) -> None:
+    """Count `result` in the report and hand it to the writer (embedded there unless `vectors` are given)."""
+    candidate, known = result.candidate, result.known
+    if result.error is not None:
+        report.skipped += 1
+        report.errors.append(result.error)
+        return
+    if result.unchanged:
+        report.unchanged += 1
+        if result.new_stat is not None and known:
+            writer.update_stat(known[0], *result.new_stat, str(candidate.path))
+        return
+    assert result.pending is not None
     if known:
         report.changed += 1
         report.changes.append(("change", candidate.source))
     else:
         report.added += 1
         report.changes.append(("add", candidate.source))
-    writer.add(_Pending(candidate, sha256, stat.st_size, stat.st_mtime_ns, title,
-                        extracted.metadata, chunks, known[0] if known else None))
+    if vectors is None:
+        writer.add(result.pending)
+    else:
+        writer.write_embedded(result.pending, vectors)
 
 
 class _LazyEmbedder:
@@ -267,6 +312,15 @@ class _Writer:
         self.pending_chunks += len(item.chunks)
         if self.pending_chunks >= EMBED_FLUSH_CHUNKS:
             self.flush()
+
+    def write_embedded(self, item: _Pending, vectors: np.ndarray) -> None:
+        """Write a document whose chunks were embedded elsewhere (`--ray`), in call order."""
+        self.flush()            # anything still pending was read first, so it is written first
+        if self.dry_run:
+            self.report.chunks += len(item.chunks)
+            return
+        self._write(item, vectors)
+        self.report.chunks += len(item.chunks)
 
     def flush(self) -> None:
         if not self.pending:
