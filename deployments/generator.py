@@ -84,6 +84,20 @@ async def generate(engine: Engine, prompt: Prompt, params: GenParams,
             await engine.abort(params.request_id)
 
 
+ACCEPTED = Delta()
+"""The first item of a Generator's stream: no text, no finish. It tells the
+ingress the request was accepted (it holds a slot, before prefill), so the
+client gets its sources now and a full queue can no longer happen."""
+
+
+async def accepted_first(deltas: AsyncIterator[Delta]) -> AsyncIterator[Delta]:
+    """`ACCEPTED`, then `deltas` (closed when this generator is)."""
+    async with contextlib.aclosing(deltas):
+        yield ACCEPTED
+        async for delta in deltas:
+            yield delta
+
+
 SPAN = "generator.stream"
 
 
@@ -171,7 +185,9 @@ class Generator:
         """Batches of deltas: whatever the engine produced since the last item
         was sent, at most one item per `stream_interval_s`. Every streamed item
         costs a Serve round (CPU in this replica, the Ingress and the object
-        store), so tokens travel together instead of one by one."""
+        store), so tokens travel together instead of one by one. The first
+        item is `[ACCEPTED]`, sent as soon as this replica runs the request."""
+        yield [ACCEPTED]
         async for batch in coalesce(traced_generate(self.engine, prompt, params, self.retry, trace),
                                     self.stream_interval_s):
             yield batch

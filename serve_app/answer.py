@@ -3,9 +3,11 @@ check. HTTP-free, so the SSE and JSON modes (and tests) share it.
 
 Errors that must become an HTTP status (`Busy` → 503, `InvalidRequest` →
 422: an unknown collection, a question the index cannot search) are raised;
-they can only happen before the first token, which the ingress pulls before
-it commits to a 200. Every other failure becomes the
-one terminal `ErrorEvent`.
+they can only happen before the `sources` event, which is yielded as soon as
+the answer cannot be a 503 any more (the Gate refused, or the Generator
+accepted the request: before prefill). The ingress pulls up to it before it
+commits to a 200. Every other failure becomes the one terminal `ErrorEvent`
+(after `sources`, except a retrieval failure, which has none).
 
 Tracing (DESIGN.md §8, docs/tracing.md): the answer is the root span
 `askdocs.answer`, adopting the `trace_id` the ingress minted, so logs,
@@ -130,9 +132,11 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         return
     t.retrieval_ms = _ms(step)
     passages = passages[:k]
-    yield SourcesEvent(sources=[SourceOut(n=n, source=p.source, anchor=p.anchor, title=p.title, text=p.text,
-                                          cosine=p.cosine, bm25=p.bm25, fusion=p.fusion)
-                                for n, p in enumerate(passages, start=1)])
+    # Sent once the answer cannot become a 503 any more: the Gate refused (no model
+    # call), or the Generator accepted the request (its stream's first item).
+    sources = SourcesEvent(sources=[SourceOut(n=n, source=p.source, anchor=p.anchor, title=p.title, text=p.text,
+                                              cosine=p.cosine, bm25=p.bm25, fusion=p.fusion)
+                                    for n, p in enumerate(passages, start=1)])
 
     step = time.perf_counter()
     with tracing.child_span("gate", answer_span) as span:
@@ -140,6 +144,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         span.set_attribute("askdocs.gate.passed", decision.passed)
     t.gate_ms = _ms(step)
     if not decision.passed:
+        yield sources
         yield TokenEvent(text=REFUSAL_SENTENCE)
         t.total_ms = _ms(clock.start)
         yield _done(REFUSAL_SENTENCE, CheckResult(refused=True), "gate", False, UsageOut(), t, 0.0, trace_id)
@@ -155,8 +160,16 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
     step = time.perf_counter()
     with tracing.child_span("generation", answer_span) as gen_span:
         stream = pipeline.stream(prompt, params, **stages.carrier(gen_span))
+        sent_sources = False
         try:
-            async for delta in stream:
+            # The first item means the Generator accepted the request: the deployed one
+            # sends an empty delta when its replica takes the request (a slot, before
+            # prefill). A full queue raises Busy here, while the ingress can still say 503.
+            next_delta = await anext(stream, None)
+            yield sources
+            sent_sources = True
+            while (delta := next_delta) is not None:
+                next_delta = None
                 text = scaffold.feed(delta.text) if delta.text else ""
                 if delta.finish_reason is not None:
                     text += scaffold.flush()
@@ -174,17 +187,26 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
                     tracing.record_generation(gen_span, input_tokens=usage.prompt_tokens,
                                               output_tokens=usage.completion_tokens, finish_reason=finish)
                     break
+                next_delta = await anext(stream, None)
         except Busy:
-            raise
+            if not sent_sources:
+                raise
+            _failed_stage(gen_span, stages, Busy())
+            yield ErrorEvent(stage="generation", message="the model is at capacity", trace_id=trace_id)
+            return
         except EngineError as e:
             t.generation_ms = _ms(step)
             _failed_stage(gen_span, stages, e)
+            if not sent_sources:
+                yield sources
             yield ErrorEvent(stage="generation", message=str(e), partial=e.partial or "".join(parts) or None,
                              trace_id=trace_id)
             return
         except Exception as e:
             log.exception("generation failed [trace %s]", trace_id)
             _failed_stage(gen_span, stages, e)
+            if not sent_sources:
+                yield sources
             yield ErrorEvent(stage="generation", message="generation failed",
                              partial="".join(parts) or None, trace_id=trace_id)
             return

@@ -130,13 +130,15 @@ async def cancel_on_disconnect(request: Request, work: Any) -> Any:
     raise ClientGone
 
 
-async def _head_until_first_token(events: AsyncIterator[Event]) -> list[Event]:
-    """Pull events up to the first token or the terminal event: a downstream
-    BackPressureError (→ Busy) surfaces only here, while a 503 is still possible."""
+async def _head_until_accepted(events: AsyncIterator[Event]) -> list[Event]:
+    """Pull events up to `sources` (the Generator accepted the request, or the
+    Gate refused) or a terminal event: a downstream BackPressureError (→ Busy)
+    surfaces only here, while a 503 is still possible. The client gets the
+    sources then, before prefill, not at the first token."""
     head: list[Event] = []
     async for event in events:
         head.append(event)
-        if isinstance(event, (TokenEvent, DoneEvent, ErrorEvent)):
+        if isinstance(event, (SourcesEvent, TokenEvent, DoneEvent, ErrorEvent)):
             break
     return head
 
@@ -204,7 +206,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         handed_over = False
         try:
             if stream:
-                head = await cancel_on_disconnect(request, _head_until_first_token(events))
+                head = await cancel_on_disconnect(request, _head_until_accepted(events))
                 handed_over = True
                 return _AnswerStream(head, events, admission,
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",

@@ -26,7 +26,7 @@ from deployments import citations, gate, retriever
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, Engine, GenParams, Prompt
 from deployments.gate import GateDecision
-from deployments.generator import RetryPolicy, make_engine, traced_generate
+from deployments.generator import RetryPolicy, accepted_first, make_engine, traced_generate
 from deployments.passage import Passage
 from deployments.retriever import McpPool
 from deployments import tracing
@@ -55,7 +55,7 @@ class LocalPipeline:
                                min_coverage=self.settings.gate_min_coverage, sure_cosine=self.settings.gate_sure_cosine)
 
     def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
-        return traced_generate(self.engine, prompt, params, self.retry, trace)
+        return accepted_first(traced_generate(self.engine, prompt, params, self.retry, trace))
 
     async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult:
         with tracing.replica_span(citations.SPAN, trace):
