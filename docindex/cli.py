@@ -113,7 +113,7 @@ def drop(collection: str, db: Path, dry_run: bool) -> None:
 
         docindex drop askdocs --db var/my.db --dry-run
     """
-    from .store import drop_collection
+    from .ann_build import drop_collection
 
     dropped = drop_collection(db, collection, dry_run=dry_run)
     if dry_run:

@@ -24,6 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from . import lexical, store
+from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
@@ -50,8 +51,11 @@ class Index:
     """An open docindex file. Raises StoreError (missing), NotAnIndex, SchemaMismatch, EmbedderMismatch."""
 
     def __init__(self, db_path: str | Path, *, embedder: Embedder | None = None,
-                 ranking: Ranking | None = None) -> None:
+                 ranking: Ranking | None = None, exact: bool = False) -> None:
+        """`exact`: always scan all vectors and read BM25 postings from SQLite (the reference),
+        even where the index has ANN and postings files (ann_sidecar.py)."""
         self.path = Path(db_path)
+        self._exact = exact
         self.ranking = ranking or DEFAULT_RANKING
         self._conn, self._meta = store.open_existing(self.path)
         self._lock = threading.RLock()
@@ -123,8 +127,11 @@ class Index:
                 return []
             # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
             # 3-5x slower here whenever another process held the other core.
-            scores = np.einsum("ij,j->i", snapshot.matrix[start:end], query_vector)
-            dense_ids = self._top_dense(scores, snapshot.ids[start:end])
+            dense_ids = None if self._exact else ann_top_ids(
+                snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, query_vector, CANDIDATES)
+            if dense_ids is None:   # no ANN file covers it: the exact scan
+                scores = np.einsum("ij,j->i", snapshot.matrix[start:end], query_vector)
+                dense_ids = self._top_dense(scores, snapshot.ids[start:end])
             t2 = clock()
             ranking = self.ranking
             bm25: dict[int, float] = {}
@@ -351,7 +358,7 @@ class Index:
         self._check_model(meta)
         self._meta = meta
         dim = int(meta.get("embed_dim", self._embedder.dim if self._embedder else MODEL_DIM))
-        self._snapshot = Snapshot.load(self._conn, version, dim)
+        self._snapshot = Snapshot.load(self._conn, version, dim, None if self._exact else self.path)
         return True
 
     def _require_collection(self, collection: str) -> None:

@@ -27,7 +27,7 @@ from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
-from . import store
+from . import ann_build, store
 from .bounds import DEFAULT_MAX_FILE_BYTES, UnreadableFile, file_kind, read_regular_file, too_large
 from .chunking import Chunk, chunk_blocks
 from .discover import Candidate, NothingToIngest, discover
@@ -123,6 +123,7 @@ def ingest(
         store.check_embedder(meta, model.name, model.dim, db)
         known = _known_documents(conn, collection) if conn is not None else {}
         writer = _Writer(conn, collection, model, report, dry_run)
+        search_files: str | None = None     # this version's ANN/postings files (ann_sidecar.py)
         try:
             _run(candidates, known, writer, report, force=force, progress=progress, max_bytes=max_file_bytes,
                  prepare=prepare)
@@ -131,9 +132,12 @@ def ingest(
                     if report.chunks:
                         store.record_embedder(conn, model.name, model.dim)
                     report.index_version = store.bump_index_version(conn)
+                    search_files = ann_build.write(conn, db, report.index_version, changed=collection)
                 else:
                     report.index_version = int(meta.get("index_version", 0))
                 conn.execute("COMMIT")
+                if report.added or report.changed or report.removed:
+                    ann_build.prune(db, search_files, report.index_version)
         except BaseException:
             if conn is not None and conn.in_transaction:
                 conn.execute("ROLLBACK")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from . import lexical
+from . import ann, ann_sidecar, lexical
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Snapshot:
     id_order: np.ndarray                     # argsort of ids: chunk id → row without a dict
     lexical: lexical.Lexical                 # BM25 postings by row
     fields: dict[str, lexical.Lexical] = field(default_factory=dict, compare=False)  # built on first use
+    anns: dict[str, ann.Ann] = field(default_factory=dict, compare=False)   # collection → ANN (ann_sidecar.py)
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
         return rows_of(self.ids, self.id_order, chunk_ids)
@@ -37,7 +39,8 @@ class Snapshot:
         return self.fields["fields"]
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection, version: int, dim: int) -> "Snapshot":
+    def load(cls, conn: sqlite3.Connection, version: int, dim: int, db: Path | None = None) -> "Snapshot":
+        """`db`: the index file, whose search files (ann_sidecar.py) are used when they match; None: not used."""
         rows = conn.execute(
             "SELECT c.id, c.collection, v.embedding, c.doc_id FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
             "ORDER BY c.collection, c.id").fetchall()
@@ -53,8 +56,9 @@ class Snapshot:
             slices[row[1]] = (start, row_index + 1)
         names = frozenset(name for (name,) in conn.execute("SELECT DISTINCT collection FROM documents"))
         id_order = np.argsort(ids, kind="stable")
-        return cls(version, ids, doc_ids, matrix, slices, names, id_order,
-                   lexical.Lexical.load(conn, ids, lambda wanted: rows_of(ids, id_order, wanted)))
+        opened = ann_sidecar.open_for(conn, db, version, ids, slices, dim)
+        postings = opened.postings or lexical.Lexical.load(conn, ids, lambda wanted: rows_of(ids, id_order, wanted))
+        return cls(version, ids, doc_ids, matrix, slices, names, id_order, postings, anns=opened.anns)
 
 
 def rows_of(ids: np.ndarray, id_order: np.ndarray, chunk_ids: np.ndarray) -> np.ndarray:

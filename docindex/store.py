@@ -16,7 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -267,11 +267,13 @@ class Dropped:
     index_version: int | None       # after the drop; None in a dry run
 
 
-def drop_collection(path: Path, collection: str, *, dry_run: bool = False) -> Dropped:
+def drop_collection(path: Path, collection: str, *, dry_run: bool = False,
+                    before_commit: Callable[[sqlite3.Connection, int], object] | None = None) -> Dropped:
     """Remove one collection in one transaction that also bumps the index version, so
     open readers (Index, the MCP servers) reload without it. A dry run only reads.
 
     Raises CollectionNotFound (naming the collections there are) for an unknown one.
+    `before_commit(conn, new_version)` runs in the transaction (ann_build.drop_collection's search files).
     """
     conn, _meta = open_existing(path)
     try:
@@ -292,6 +294,8 @@ def drop_collection(path: Path, collection: str, *, dry_run: bool = False) -> Dr
                 conn.execute("DELETE FROM chunks WHERE collection = ?", (collection,))
                 conn.execute("DELETE FROM documents WHERE collection = ?", (collection,))
                 version = bump_index_version(conn)
+                if before_commit is not None:
+                    before_commit(conn, version)
             conn.execute("ROLLBACK" if dry_run else "COMMIT")
         except BaseException:
             if conn.in_transaction:
