@@ -12,10 +12,14 @@
   tests/serve session cluster when both suites run in one session).
 
 Every figure a test measures goes to var/reliability/<name>.json (see
-`record`) and into docs/reliability.md by hand.
+`record`); under `make reliability` (ASKDOCS_RELIABILITY_PUBLISH=1) also to
+benchmarks/results/reliability/<name>.json with the machine, date, commit
+and load average, committed: docs/reliability.md's tables are generated from
+those files (benchmarks/reliability_table.py; a default test keeps them equal).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -27,7 +31,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import httpx
 import psutil
@@ -40,6 +44,7 @@ from deployments.errors import UnknownCollection
 from deployments.generator import RetryPolicy, generate
 from deployments.passage import Passage
 from serve_app.settings import Settings
+from tests.reliability.faults import replica_pids
 from tests.serve.conftest import cluster_config, free_port, stub_command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,11 +52,28 @@ RESULTS = REPO / "var" / "reliability"
 MACHINE = "2-core x86-64 VM, 24 GiB, no GPU"
 
 
+PUBLISHED = REPO / "benchmarks" / "results" / "reliability"
+PUBLISH_VARIABLE = "ASKDOCS_RELIABILITY_PUBLISH"      # set by `make reliability`
+
+
+def _commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def record(name: str, figures: dict[str, Any]) -> None:
-    """Keep a test's measured figures (var/ is git-ignored) and show them with -s."""
+    """Keep a test's measured figures (var/ is git-ignored) and show them with -s;
+    under `make reliability` also the committed copy under benchmarks/results/reliability/."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    payload = {"machine": MACHINE, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **figures}
-    (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")
+    payload = {"machine": MACHINE, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "commit": _commit(), "load_average": [round(x, 1) for x in os.getloadavg()], **figures}
+    text = json.dumps(payload, indent=1, sort_keys=True) + "\n"
+    (RESULTS / f"{name}.json").write_text(text)
+    if os.environ.get(PUBLISH_VARIABLE) == "1":
+        PUBLISHED.mkdir(parents=True, exist_ok=True)
+        (PUBLISHED / f"{name}.json").write_text(text)
     print(f"\n[{name}] {json.dumps(figures)}")
 
 
@@ -220,27 +242,21 @@ class RayCluster:
         return {d: len(self.replica_pids(d)) for d in ("Ingress", "Retriever", "Gate", "Generator", "CitationChecker")}
 
     def replica_pids(self, deployment: str) -> list[int]:
-        """Replica actors of one deployment, by Ray's process title `ray::ServeReplica:askdocs:<name>`."""
-        title = f"ServeReplica:askdocs:{deployment}"
-        found = []
-        for p in self.processes():
-            try:
-                if any(title in part for part in p.cmdline()):
-                    found.append(p.pid)
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                continue
-        return found
+        return replica_pids(self.driver_pid, deployment)
 
 
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
-    work = tmp_path_factory.mktemp("raycluster")
+@contextlib.contextmanager
+def start_cluster(tmp: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> Iterator[RayCluster]:
+    """serve_config.yaml as shipped (fake engine, stub index), changed by `edit`,
+    on its own local Ray cluster driven by cluster_main.py; stopped on exit."""
     port, tag = free_port(), f"askdocs-rel-{uuid.uuid4().hex[:8]}"
-    config = cluster_config(port, work / "aborts.log", tag)
-    config_file = work / "config.json"
+    config = cluster_config(port, tmp / "aborts.log", tag)
+    if edit is not None:
+        edit(config)
+    config_file = tmp / "config.json"
     config_file.write_text(json.dumps(config))
     ray_tmp = Path(f"/tmp/askdocs-rel-{uuid.uuid4().hex[:8]}")   # Ray socket paths must stay short
-    log = work / "driver.log"
+    log = tmp / "driver.log"
     with log.open("w") as out:
         proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("cluster_main.py")),
                                  str(config_file), str(ray_tmp)],
@@ -252,3 +268,9 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
     finally:
         stop(proc, grace_s=60)
         shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    with start_cluster(tmp_path_factory.mktemp("raycluster")) as cluster:
+        yield cluster

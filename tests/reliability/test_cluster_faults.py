@@ -1,19 +1,22 @@
 """The deployed graph (serve_config.yaml as shipped, fake engine, stub index)
 on a real local Ray cluster, under overload and injected faults. Slow:
-`make reliability`. Each test records its figures under var/reliability/."""
+`make reliability`. Each test records its figures (conftest.record). The
+bounds are tests/reliability/faults.py's, the same the short forms in the
+default suite assert (tests/serve/test_cluster_under_faults.py)."""
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
-import threading
 import time
 
 import httpx
 import pytest
 
 from tests.reliability.conftest import RayCluster, RssSampler, record, rss_mb
-from tests.reliability.load import LoadReport, run_load
+from tests.reliability.faults import (after, assert_generator_kill_bounds, assert_index_kill_bounds,
+                                      assert_overload_bounds, failed, index_outage, load_with_faults, recovery_s)
+from tests.reliability.load import run_load
 from tests.reliability.rawhttp import slow_post
 from tests.serve.conftest import pids_with
 
@@ -22,14 +25,7 @@ QUESTION = "What does the proxy answer when the queue is full?"
 SLOW_ANSWER = QUESTION + " [[fake:slow=0.02]]"       # ~25 tokens: ~0.5 s an answer
 CAPACITY = 1 + 4          # serve_config.yaml: Generator max_ongoing_requests 1 + max_queued_requests 4
 SERVE_BODY_TIMEOUT_S = 10.0   # Settings.body_read_timeout_s default (the cluster config does not set it)
-
-
-def _later(delay_s: float, action, log: list) -> threading.Timer:
-    def run() -> None:
-        log.append((time.monotonic(), action()))
-    timer = threading.Timer(delay_s, run)
-    timer.start()
-    return timer
+RECOVERY_BOUND_S = 20.0       # a killed Generator: first answer after the kill (measured 10.7-17.7 s, KNOWN_LIMITATIONS)
 
 
 def test_four_times_capacity_for_sixty_seconds_keeps_every_bound(ray_cluster: RayCluster) -> None:
@@ -50,9 +46,7 @@ def test_four_times_capacity_for_sixty_seconds_keeps_every_bound(ray_cluster: Ra
                                 "replicas": [replicas_before, ray_cluster.replica_counts()],
                                 "ray_rss_mb": {"before": before, "peak": rss.peak, "after": after,
                                                "same_processes_after": same_after}})
-    assert report.problems() == []
-    assert set(report.statuses()) <= {200, 503} and report.statuses()[200] > 0 and report.statuses()[503] > 0
-    assert report.error_stages() == {}
+    assert_overload_bounds(report)
     assert held < seconds + 60
     assert same_after - before < 150, (before, same_after)
 
@@ -67,9 +61,8 @@ def test_oversized_and_slow_bodies_are_bounded_through_the_serve_proxy(ray_clust
     assert slow.status == 408 and slow.seconds < SERVE_BODY_TIMEOUT_S + 10, slow
 
 
-def test_killing_the_index_servers_under_load_loses_at_most_the_in_flight_answers(ray_cluster: RayCluster) -> None:
+def test_killing_the_index_servers_under_load_loses_only_answers_waiting_on_them(ray_cluster: RayCluster) -> None:
     clients, seconds, kill_at = 6, 32.0, (4.0, 11.0, 18.0)
-    kills: list = []
 
     def kill_index_servers() -> int:
         victims = pids_with(ray_cluster.mcp_tag)
@@ -81,21 +74,18 @@ def test_killing_the_index_servers_under_load_loses_at_most_the_in_flight_answer
         return len(victims)
 
     t0 = time.monotonic()
-    timers = [_later(d, kill_index_servers, kills) for d in kill_at]
-    report = asyncio.run(run_load(ray_cluster.url, clients=clients, seconds=seconds, question=SLOW_ANSWER))
-    for t in timers:
-        t.join()
-    last_kill = max(at for at, _ in kills)
-    late = [o for o in report.outcomes if o.started > last_kill + 8]
-    retrieval_failures = report.error_stages().get("retrieval", 0)
-    record("mcp_kill_ray", {"clients": clients, "load_s": seconds, "kills": [(round(at - t0, 1), n) for at, n in kills],
-                            **report.summary(), "retrieval_failures": retrieval_failures,
+    report, kills = asyncio.run(load_with_faults(
+        ray_cluster.url, clients=clients, question=SLOW_ANSWER, seconds=seconds, fault=kill_index_servers,
+        triggers=[(lambda r, t, at=at: t >= at) for at in kill_at]))
+    late = after(report, kills[-1].at + 8) if kills else []
+    record("mcp_kill_ray", {"clients": clients, "load_s": seconds,
+                            "kills": [(round(k.at - t0, 1), k.victims) for k in kills], **report.summary(),
+                            "retrieval_failures": report.error_stages().get("retrieval", 0),
+                            "outages": [index_outage(report, k) for k in kills],
                             "answers_started_8s_after_last_kill": len(late),
                             "of_them_done": sum(o.terminal == "done" for o in late)})
-    assert all(n >= 1 for _, n in kills)                  # each kill found index servers to kill
-    assert report.problems() == []
-    assert retrieval_failures <= clients * len(kills)     # at most what was in flight at each kill
-    assert set(report.error_stages()) <= {"retrieval"}
+    assert len(kills) == len(kill_at)
+    assert_index_kill_bounds(report, kills)
     assert late and all(o.terminal == "done" for o in late if o.status == 200)
 
 
@@ -103,30 +93,23 @@ def test_killing_the_generator_replica_under_load_recovers(ray_cluster: RayClust
     clients, seconds, kill_after = 8, 45.0, 8.0
     victims = ray_cluster.replica_pids("Generator")
     assert len(victims) == 1, victims
-    kills: list = []
 
     def kill_generator() -> int:
         os.kill(victims[0], signal.SIGKILL)
-        return victims[0]
+        return 1
 
-    timer = _later(kill_after, kill_generator, kills)
-    report: LoadReport = asyncio.run(run_load(ray_cluster.url, clients=clients, seconds=seconds, question=SLOW_ANSWER))
-    timer.join()
-    killed_at = kills[0][0]
-    after = sorted((o for o in report.outcomes if o.started > killed_at), key=lambda o: o.ended)
-    first_ok = next((o for o in after if o.terminal == "done"), None)
-    failed = [o for o in report.outcomes if o.status not in (200, 503) or o.terminal == "error" or o.problem]
+    report, kills = asyncio.run(load_with_faults(
+        ray_cluster.url, clients=clients, question=SLOW_ANSWER, seconds=seconds, fault=kill_generator,
+        triggers=[lambda r, t: t >= kill_after]))
+    killed_at = kills[0].at
     replacement = ray_cluster.replica_pids("Generator")
     record("generator_kill_ray", {
         "clients": clients, "load_s": seconds, "killed_pid": victims[0], "replacement_pids": replacement,
         **report.summary(),
         "failed_answers": [{"status": o.status, "stage": o.error_stage, "problem": o.problem,
-                            "at_s_after_kill": round(o.ended - killed_at, 2)} for o in failed],
-        "recovery_s": round(first_ok.ended - killed_at, 2) if first_ok else None})
-    assert first_ok is not None and first_ok.ended - killed_at < 90      # Serve restarted it and it answers
+                            "at_s_after_kill": round(o.ended - killed_at, 2)} for o in failed(report)],
+        "recovery_s": recovery_s(report, killed_at)})
+    assert_generator_kill_bounds(report, kills, hang_guard_s=RECOVERY_BOUND_S)
     assert replacement and victims[0] not in replacement
-    assert len(failed) <= clients                                        # only what was in flight at the kill
-    assert all(o.ended - killed_at < 60 for o in failed if o.started > killed_at - 5)
-    assert not [o for o in report.outcomes if o.problem and "hang" in o.problem]
     health = httpx.get(f"{ray_cluster.url}/healthz", timeout=30)
     assert health.status_code == 200

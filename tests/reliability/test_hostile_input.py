@@ -77,6 +77,11 @@ def _post_and_judge(runner: asyncio.Runner, client: httpx.AsyncClient, tally: di
     response = runner.run(client.post(f"/ask{query}", content=body, headers=headers))
     tally["requests"] += 1
     tally["statuses"][str(response.status_code)] = tally["statuses"].get(str(response.status_code), 0) + 1
+    judge_response(body, response)
+
+
+def judge_response(body: bytes, response: httpx.Response) -> None:
+    """A hostile body's answer: a client error or a whole answer, never a 500 or a stack trace."""
     assert response.status_code in (200, 400, 413, 422), (body[:200], response.status_code, response.text[:300])
     assert not any(marker in response.text for marker in LEAK_MARKERS), response.text[:500]
     if response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream"):

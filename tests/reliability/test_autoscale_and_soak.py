@@ -1,0 +1,163 @@
+"""Autoscaling seen working, and a soak looking for memory growth (issue 17).
+Slow: `make reliability`.
+
+- Autoscaling: serve_config.yaml with the Generator (fake engine) autoscaled,
+  min 1 max 2, target 1 ongoing request, upscale after 1 s, downscale after
+  5 s, on its own Ray cluster. Load adds a replica; the end of the load
+  removes it.
+- Soak: the shipped config on the suite's cluster, one closed-loop client at
+  about 80 % of the Generator's one slot (an answer of ~0.5 s, a 0.1 s pause),
+  for SOAK_S seconds (default 180; `make reliability` runs the default). RSS
+  of every Serve replica, the proxy and the index server sampled every 5 s;
+  the slope of each over the second half (after warm-up) must stay below
+  RSS_SLOPE_BOUND_MB_PER_MIN. Answers/s and P95 per window are recorded.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any, Iterator
+
+import httpx
+import psutil
+import pytest
+
+from tests.reliability.conftest import RayCluster, record, start_cluster
+from tests.reliability.faults import done_count
+from tests.reliability.load import LoadReport, one_request, run_load
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+SLOW_ANSWER = "What does the proxy answer when the queue is full? [[fake:slow=0.02]]"
+UPSCALE_DELAY_S, DOWNSCALE_DELAY_S = 1.0, 5.0
+HANG_GUARD_S = 180.0
+SOAK_S = float(os.environ.get("SOAK_S") or 180)
+SAMPLE_EVERY_S = 5.0
+RSS_SLOPE_BOUND_MB_PER_MIN = 2.0     # per process; a 1 KB-per-answer leak at ~1.6 answers/s is ~0.1 MB/min
+TITLES = ("ServeReplica:askdocs:", "ProxyActor", "ServeController")
+
+
+def _autoscaled(config: dict[str, Any]) -> None:
+    for deployment in config["applications"][0]["deployments"]:
+        if deployment["name"] == "Generator":
+            deployment["autoscaling_config"] = {
+                "min_replicas": 1, "max_replicas": 2, "target_ongoing_requests": 1,
+                "upscale_delay_s": UPSCALE_DELAY_S, "downscale_delay_s": DOWNSCALE_DELAY_S,
+                "metrics_interval_s": 0.5, "look_back_period_s": 2.0}
+
+
+@pytest.fixture(scope="module")
+def autoscaled_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    with start_cluster(tmp_path_factory.mktemp("autoscaled"), _autoscaled) as cluster:
+        yield cluster
+
+
+def _wait_for(predicate: Any, guard_s: float, every_s: float = 0.25) -> float | None:
+    """Seconds until `predicate()` held; None past the hang guard."""
+    started = time.monotonic()
+    while time.monotonic() - started < guard_s:
+        if predicate():
+            return round(time.monotonic() - started, 2)
+        time.sleep(every_s)
+    return None
+
+
+def test_load_makes_serve_add_a_generator_replica_and_idle_removes_it(autoscaled_cluster: RayCluster) -> None:
+    cluster = autoscaled_cluster
+    assert len(cluster.replica_pids("Generator")) == 1
+    counts: list[tuple[float, int]] = []
+    t0 = time.monotonic()
+
+    def two_replicas(report: LoadReport) -> bool:
+        n = len(cluster.replica_pids("Generator"))
+        if not counts or counts[-1][1] != n:
+            counts.append((round(time.monotonic() - t0, 2), n))
+        return n == 2 and done_count(report) >= 1
+
+    report = asyncio.run(run_load(cluster.url, clients=8, seconds=HANG_GUARD_S, question=SLOW_ANSWER,
+                                  until=two_replicas))
+    upscaled_s = round(time.monotonic() - t0, 2)
+    # An answer served while two replicas exist (a new replica that answers, not only a process).
+    served_by_two = asyncio.run(run_load(cluster.url, clients=4, seconds=60, question=SLOW_ANSWER,
+                                         until=lambda r: done_count(r) >= 4))
+    downscaled_s = _wait_for(lambda: len(cluster.replica_pids("Generator")) == 1, HANG_GUARD_S)
+    after = httpx.post(f"{cluster.url}/ask?stream=false", json={"question": SLOW_ANSWER}, timeout=60)
+    record("autoscale_generator_ray", {
+        "autoscaling_config": {"min_replicas": 1, "max_replicas": 2, "target_ongoing_requests": 1,
+                               "upscale_delay_s": UPSCALE_DELAY_S, "downscale_delay_s": DOWNSCALE_DELAY_S},
+        "clients": 8, "replica_count_changes_s": counts, "upscaled_after_load_s": upscaled_s,
+        "downscaled_after_load_end_s": downscaled_s, **report.summary(),
+        "statuses_with_two": served_by_two.summary()["statuses"], "answer_after_downscale": after.status_code})
+    assert counts[0][1] == 1 and counts[-1][1] == 2, counts        # one replica, then two under load
+    assert downscaled_s is not None and len(cluster.replica_pids("Generator")) == 1   # back to one after it
+    assert set(report.statuses()) <= {200, 503} and report.problems() == []
+    assert served_by_two.problems() == [] and done_count(served_by_two) >= 4
+    assert after.status_code == 200
+
+
+def _serve_processes(cluster: RayCluster) -> dict[str, psutil.Process]:
+    named: dict[str, psutil.Process] = {}
+    for p in cluster.processes():
+        try:
+            cmd = " ".join(p.cmdline())
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if cluster.mcp_tag in cmd:
+            named[f"index_server:{p.pid}"] = p
+        for title in TITLES:
+            if title in cmd:
+                named[f"{cmd.split(title, 1)[1].split()[0] if title.endswith(':') else title}:{p.pid}"] = p
+    return named
+
+
+def _slope_mb_per_min(points: list[tuple[float, float]]) -> float:
+    n = len(points)
+    mean_t, mean_m = sum(t for t, _ in points) / n, sum(m for _, m in points) / n
+    var = sum((t - mean_t) ** 2 for t, _ in points)
+    return round(sum((t - mean_t) * (m - mean_m) for t, m in points) / var * 60, 3) if var else 0.0
+
+
+async def _soak(url: str, seconds: float, samples: dict[str, list[tuple[float, float]]],
+                procs: dict[str, psutil.Process]) -> LoadReport:
+    report = LoadReport()
+    t0 = time.monotonic()
+
+    async def sample() -> None:
+        while time.monotonic() - t0 < seconds:
+            for name, p in procs.items():
+                try:
+                    samples[name].append((time.monotonic() - t0, p.memory_info().rss / 2**20))
+                except psutil.NoSuchProcess:
+                    continue
+            await asyncio.sleep(SAMPLE_EVERY_S)
+
+    sampler = asyncio.create_task(sample())
+    async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) as client:
+        while time.monotonic() - t0 < seconds:
+            report.outcomes.append(await one_request(client, url, SLOW_ANSWER))
+            await asyncio.sleep(0.1)          # ~80 % of the one Generator slot
+    await sampler
+    return report
+
+
+def test_soak_at_eighty_percent_keeps_every_replica_flat(ray_cluster: RayCluster) -> None:
+    procs = _serve_processes(ray_cluster)
+    assert sum(name.startswith(("Generator", "Ingress", "Retriever")) for name in procs) >= 3, list(procs)
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in procs}
+    t0 = time.monotonic()
+    report = asyncio.run(_soak(ray_cluster.url, SOAK_S, samples, procs))
+    windows = []
+    for start in range(0, int(SOAK_S), 30):
+        inside = sorted(o.ended - o.started for o in report.outcomes
+                        if o.terminal == "done" and start <= o.ended - t0 < start + 30)
+        windows.append({"from_s": start, "answers_per_s": round(len(inside) / 30, 2),
+                        "p95_s": round(inside[int(0.95 * (len(inside) - 1))], 3) if inside else None})
+    slopes = {name: _slope_mb_per_min([pt for pt in pts if pt[0] >= SOAK_S / 2])
+              for name, pts in samples.items() if len(pts) >= 4}
+    record("soak_ray", {"seconds": SOAK_S, "sample_every_s": SAMPLE_EVERY_S, **report.summary(),
+                        "windows": windows, "rss_mb_first_last": {n: [round(p[0][1], 1), round(p[-1][1], 1)]
+                                                                  for n, p in samples.items() if p},
+                        "rss_slope_mb_per_min_second_half": slopes, "bound_mb_per_min": RSS_SLOPE_BOUND_MB_PER_MIN})
+    assert report.problems() == [] and set(report.statuses()) == {200}
+    assert all(o.terminal == "done" for o in report.outcomes)
+    assert slopes and max(slopes.values()) < RSS_SLOPE_BOUND_MB_PER_MIN, slopes
