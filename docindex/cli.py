@@ -10,6 +10,7 @@ import functools
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -58,9 +59,16 @@ Exit status:
               help="Follow symbolic links whose target is outside PATHS (by default they are skipped).")
 @click.option("--max-file-mb", type=click.FloatRange(min=0, min_open=True), default=20.0, show_default=True,
               help="Skip files larger than this, checked before reading.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="auto", default=None, metavar="[ADDRESS]",
+              help="Read, chunk and embed on a Ray cluster (Ray Data); this process writes. ADDRESS: auto "
+                   "(the default: RAY_ADDRESS, else a running local cluster, else a new one), local (a new one), "
+                   "HOST:PORT or ray://HOST:PORT. Needs the ray-ingest extra.")
+@click.option("--ray-workers", type=click.IntRange(min=1), default=None,
+              help="With --ray: files read and embedded at once, one CPU each [default: the cluster's CPUs].")
 @_library_errors
 def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, force: bool,
-           follow_external_links: bool, max_file_mb: float) -> None:
+           follow_external_links: bool, max_file_mb: float, ray_address: str | None,
+           ray_workers: int | None) -> None:
     """Ingest Markdown, text, HTML and PDF files under PATHS into a collection.
 
     Unchanged files (same SHA-256) are skipped, changed ones replaced, and files
@@ -72,16 +80,32 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
     type, too large, unreadable) is reported on stderr; hidden files and
     folders (a leading ".") are left out.
 
-    Example:
+    With --ray, files are read, chunked and embedded by Ray Data actors (one
+    CPU each; a GPU each for embedding where the cluster has GPUs), and this
+    process writes them in the same one transaction: same chunks, same vectors.
 
+    \b
+    Examples:
         docindex ingest docs/ --db index.db --collection docs
+        docindex ingest docs/ --db index.db --collection docs --ray
     """
     from .ingest import NothingToIngest, ingest as run_ingest
 
+    if ray_workers is not None and ray_address is None:
+        raise click.UsageError("--ray-workers needs --ray")
+    if ray_address is not None and dry_run:
+        raise click.UsageError("--dry-run embeds nothing: run it without --ray")
+    options: dict[str, Any] = dict(force=force, progress=sys.stderr.isatty(),
+                                   follow_external_links=follow_external_links,
+                                   max_file_bytes=max(1, int(max_file_mb * 1_000_000)))
     try:
-        report = run_ingest(list(paths), db, collection, dry_run=dry_run, force=force,
-                            progress=sys.stderr.isatty(), follow_external_links=follow_external_links,
-                            max_file_bytes=max(1, int(max_file_mb * 1_000_000)))
+        if ray_address is not None:
+            from .ingest_ray import ingest_with_ray
+
+            report = ingest_with_ray(list(paths), db, collection, address=ray_address, workers=ray_workers,
+                                     **options)
+        else:
+            report = run_ingest(list(paths), db, collection, dry_run=dry_run, **options)
     except NothingToIngest as exc:
         for skipped in exc.skipped:
             click.echo(f"skipped {skipped}", err=True)

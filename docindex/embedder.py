@@ -99,6 +99,7 @@ class OnnxEmbedder:
         max_tokens: int = MAX_TOKENS,
         batch_size: int = BATCH_SIZE_FP32,
         reads_cjk: bool = False,          # all-MiniLM-L6-v2 was trained on English only
+        providers: tuple[str, ...] | list[str] = ("CPUExecutionProvider",),   # `ingest --ray` on a GPU node
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -131,7 +132,7 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(
-            str(self.model_path), options, providers=["CPUExecutionProvider"]
+            str(self.model_path), options, providers=list(providers)
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
 
