@@ -174,3 +174,117 @@ def test_the_sync_script_replaces_only_the_block() -> None:
     assert synced(manifest, "a: 1\n\nb: [2]\n") == (
         "spec:\n  serveConfigV2: |\n    a: 1\n\n    b: [2]\n  rayClusterConfig:\n    x: 1\n"
     )
+
+
+# ---------------------------------------------------------------- k8s/rayjob-ingest.yaml (issue 14.3)
+
+INGEST_MANIFEST = REPO / "k8s" / "rayjob-ingest.yaml"
+
+
+def ingest_documents() -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(INGEST_MANIFEST.read_text()) if d]
+
+
+def rayjob() -> dict[str, Any]:
+    (job,) = [d for d in ingest_documents() if d["kind"] == "RayJob"]
+    return job
+
+
+def job_pods() -> list[dict[str, Any]]:
+    spec = rayjob()["spec"]["rayClusterSpec"]
+    return [spec["headGroupSpec"]["template"]["spec"]] + [g["template"]["spec"] for g in spec["workerGroupSpecs"]]
+
+
+def job_script() -> str:
+    import shlex
+
+    command = shlex.split(rayjob()["spec"]["entrypoint"])
+    assert command[:2] == ["bash", "-c"] and len(command) == 3
+    return command[2]
+
+
+def ingest_command() -> list[str]:
+    import shlex
+
+    (line,) = [line.strip() for line in job_script().splitlines() if line.strip().startswith("docindex ingest")]
+    return shlex.split(line.split("||")[0])
+
+
+def mounts(pod: dict[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """mountPath → (volumeMount, volume) for the pod's one container."""
+    (container,) = pod["containers"]
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    return {m["mountPath"]: (m, volumes[m["name"]]) for m in container["volumeMounts"]}
+
+
+def volume_at(pod: dict[str, Any], path: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """The mount holding `path`: (path relative to the mount, volumeMount, volume)."""
+    ((root, (mount, volume)),) = [(root, mv) for root, mv in mounts(pod).items()
+                                  if path.startswith(root.rstrip("/") + "/")]
+    return posixpath.relpath(path, root), mount, volume
+
+
+def test_the_ingest_job_is_a_ray_io_v1_rayjob_on_the_pinned_ray() -> None:
+    job = rayjob()
+    assert job["apiVersion"] == "ray.io/v1"
+    pinned = re.search(r"^ray\[serve\]==(\S+)$", (REPO / "requirements" / "base.txt").read_text(), re.M).group(1)
+    assert job["spec"]["rayClusterSpec"]["rayVersion"] == pinned
+    assert job["spec"]["shutdownAfterJobFinishes"] is True
+
+
+def test_the_entrypoint_is_valid_bash_and_its_ingest_command_parses_with_the_real_cli() -> None:
+    from docindex.cli import ingest
+
+    assert subprocess.run(["bash", "-n", "-c", job_script()], capture_output=True).returncode == 0
+    args = ingest_command()
+    assert args[:2] == ["docindex", "ingest"]
+    params = ingest.make_context("ingest", args[2:]).params     # an unknown option or bad value raises here
+    assert params["ray_address"] == "auto" and params["collection"] == "askdocs"
+
+
+def test_the_head_runs_only_the_driver_and_the_workers_ask_for_cpus_within_limits() -> None:
+    spec = rayjob()["spec"]["rayClusterSpec"]
+    assert spec["headGroupSpec"]["rayStartParams"]["num-cpus"] == "0"
+    for group in spec["workerGroupSpecs"]:
+        (container,) = group["template"]["spec"]["containers"]
+        assert container["resources"]["requests"]["cpu"] == container["resources"]["limits"]["cpu"]
+        assert float(container["resources"]["limits"]["cpu"]) >= 1
+        assert group["minReplicas"] <= group["replicas"] <= group["maxReplicas"]
+    assert len({c["image"] for pod in job_pods() for c in pod["containers"]}) == 1
+
+
+def test_the_documents_are_mounted_read_only_at_the_same_path_on_every_pod() -> None:
+    """Workers open the files at the paths the driver discovered (docindex/ingest_ray.py)."""
+    paths = [a for a in ingest_command()[2:] if a.startswith("/") and not a.endswith(".db")]
+    assert paths
+    claims = set()
+    for pod in job_pods():
+        for path in paths:
+            _, mount, volume = volume_at(pod, path.rstrip("/") + "/x")
+            assert mount.get("readOnly") is True
+            claims.add(volume["persistentVolumeClaim"]["claimName"])
+    assert len(claims) == 1
+    defined = {d["metadata"]["name"] for d in ingest_documents() if d["kind"] == "PersistentVolumeClaim"}
+    assert claims <= defined
+
+
+def test_the_index_is_written_on_local_disk_and_published_to_the_file_the_rayservice_copies() -> None:
+    head = job_pods()[0]
+    args = ingest_command()
+    db = args[args.index("--db") + 1]
+    _, _, scratch = volume_at(head, db)
+    assert "emptyDir" in scratch                      # SQLite is never written on the network file system
+    published = re.search(r"mv -f \S+ (\S+)$", job_script(), re.M).group(1)
+    relative, mount, volume = volume_at(head, published)
+    assert not mount.get("readOnly")
+    (init,) = gpu_group()["template"]["spec"]["initContainers"]
+    source = re.search(r"file:(\S+?)\?immutable=1", " ".join(init["command"])).group(1)
+    service_relative, _, service_volume = volume_at(
+        {"containers": [init], "volumes": gpu_group()["template"]["spec"]["volumes"]}, source)
+    assert relative == service_relative
+    assert volume["persistentVolumeClaim"]["claimName"] == service_volume["persistentVolumeClaim"]["claimName"]
+
+
+def test_the_image_the_job_runs_installs_the_ray_ingest_extra() -> None:
+    build_stage = (REPO / "Dockerfile").read_text().split("AS cpu")[0]
+    assert "-r requirements/ray-ingest.txt" in build_stage
