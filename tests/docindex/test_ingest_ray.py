@@ -147,3 +147,15 @@ def test_without_ray_data_installed_the_flag_says_which_extra_to_install(tmp_pat
     assert result.stderr.strip().startswith("Error: --ray needs Ray Data, which is not installed")
     assert "pip install 'askdocs[ray-ingest]'" in result.stderr and not (tmp_path / "i.db").exists()
 
+
+
+def test_every_ray_option_the_operations_guide_names_is_in_the_help() -> None:
+    import re
+
+    guide = (REPO / "docs" / "operations.md").read_text()
+    named = set(re.findall(r"--ray[a-z-]*", guide))
+    assert {"--ray", "--ray-workers"} <= named
+    help_text = CliRunner().invoke(main, ["ingest", "--help"]).output
+    for option in named:
+        assert option in help_text, option
+    assert "ray-ingest" in help_text and "ray-ingest" in guide
