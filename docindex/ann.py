@@ -1,30 +1,37 @@
-"""The approximate dense index of one collection: an HNSW graph (usearch) over its chunk vectors.
+"""The approximate dense index of one collection: an HNSW graph (faiss) over its chunk vectors.
 
 Below `min_chunks()` chunks a collection is scanned exactly (index.py); at or
 above it, ingest builds one of these per collection, keyed by chunk id, into a
 file beside the SQLite index (ann_sidecar.py says which files belong to which
 index version). The library and its parameters were chosen by
-benchmarks/ann_compare.py (results in benchmarks/results/ann_compare_100000.md):
-16 links per node, construction breadth 128, inner product on unit vectors,
-search breadth EF_SEARCH — the smallest that reached recall@10 ≥ 0.99 against
-the exact scan on the benchmark's tune queries.
+benchmarks/ann_compare.py (benchmarks/results/ann_compare_100000.md): faiss
+(MIT, wheels, maintained); hnswlib ships no wheel (a C++ compiler at install)
+and has had no release since 2023; usearch 2.26 crashed the process when
+onnxruntime (the embedder) was imported after it. The graph: 16 links per node
+(32 on the base layer), construction breadth 128, inner product on unit
+vectors, search breadth EF_SEARCH — the smallest that reached recall@10 ≥ 0.99
+against the exact scan on the benchmark's tune queries.
 
 The exact scan stays the reference: `Index(..., exact=True)` never uses these,
 and tests compare the two.
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 MIN_CHUNKS_DEFAULT = 50_000
 MIN_CHUNKS_ENV = "DOCINDEX_ANN_MIN_CHUNKS"
-CONNECTIVITY = 16
-EXPANSION_ADD = 128
-EF_SEARCH = 96
-SUFFIX = ".usearch"
+LINKS = 16
+EF_CONSTRUCTION = 128
+EF_SEARCH = 64
+SUFFIX = ".faiss"
+# faiss logs which CPU build it loads at INFO ("Could not load library with AVX2 support ..."): not news.
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 
 
 def min_chunks() -> int:
@@ -41,46 +48,55 @@ def min_chunks() -> int:
     return value
 
 
-def build(keys: np.ndarray, vectors: np.ndarray, path: Path, *, threads: int = 0) -> None:
+def build(keys: np.ndarray, vectors: np.ndarray, path: Path, *, threads: int = 1) -> None:
     """Write an ANN file of `vectors` (unit rows) keyed by `keys` (chunk ids) to `path`, atomically."""
-    from usearch.index import Index as UIndex
+    import faiss
 
-    index = UIndex(ndim=vectors.shape[1], metric="ip", dtype="f32", connectivity=CONNECTIVITY,
-                   expansion_add=EXPANSION_ADD, expansion_search=EF_SEARCH)
-    if len(keys):
-        index.add(np.ascontiguousarray(keys, dtype=np.uint64), np.ascontiguousarray(vectors, dtype=np.float32),
-                  threads=threads)
+    graph = faiss.IndexHNSWFlat(vectors.shape[1], LINKS, faiss.METRIC_INNER_PRODUCT)
+    graph.hnsw.efConstruction = EF_CONSTRUCTION
+    index = faiss.IndexIDMap2(graph)
+    faiss.omp_set_num_threads(max(1, threads))
+    try:
+        index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.ascontiguousarray(keys, np.int64))
+    finally:
+        faiss.omp_set_num_threads(1)
     partial = path.with_name(path.name + ".partial")
-    index.save(str(partial))
+    faiss.write_index(index, str(partial))
     os.replace(partial, path)
 
 
 class Ann:
-    """An ANN file opened for search (memory-mapped: opening reads no vectors)."""
+    """An ANN file opened for search; its keys must be `ids` (the collection's chunk ids, in order)."""
 
-    def __init__(self, path: Path, *, count: int, dim: int, ef_search: int = EF_SEARCH) -> None:
-        from usearch.index import Index as UIndex
+    def __init__(self, path: Path, *, ids: np.ndarray, dim: int, ef_search: int = EF_SEARCH) -> None:
+        import faiss
 
-        index = UIndex.restore(str(path), view=True, expansion_search=ef_search)
-        if index is None:
-            raise ValueError(f"{path}: not an ANN file")
-        if len(index) != count or index.ndim != dim:
-            raise ValueError(f"{path}: holds {len(index)} vectors of {index.ndim} dimensions, "
-                             f"not {count} of {dim}")
+        try:
+            index = faiss.read_index(str(path))
+        except RuntimeError as exc:      # faiss reports a bad file as RuntimeError
+            raise ValueError(f"{path}: not an ANN file ({str(exc).splitlines()[0]})") from None
+        if not isinstance(index, faiss.IndexIDMap2) or index.d != dim:
+            raise ValueError(f"{path}: not an ANN file of {dim}-d vectors keyed by chunk id")
+        keys = faiss.vector_to_array(index.id_map)
+        if not np.array_equal(keys, ids):
+            raise ValueError(f"{path}: keyed by other chunk ids than the collection's")
+        faiss.omp_set_num_threads(1)     # one query at a time per search; the server runs several searches
+        graph: Any = faiss.downcast_index(index.index)
+        graph.hnsw.efSearch = ef_search
         self._index = index
         self.path = path
 
     def __len__(self) -> int:
-        return len(self._index)
+        return int(self._index.ntotal)
 
     def search(self, query: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, inner products) of about the `limit` nearest, best first."""
-        limit = min(limit, len(self._index))
+        limit = min(limit, len(self))
         if limit < 1:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        found = self._index.search(np.asarray(query, dtype=np.float32), limit, threads=1)
-        keys = np.asarray(found.keys, dtype=np.int64)
-        return keys, (1.0 - np.asarray(found.distances, dtype=np.float32))
+        scores, keys = self._index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), limit)
+        found = keys[0] >= 0
+        return keys[0][found].astype(np.int64), scores[0][found]
 
 
 def top_ids(anns: dict[str, Ann], slices: dict[str, tuple[int, int]], ids: np.ndarray, matrix: np.ndarray,

@@ -4,7 +4,7 @@ An index of `min_chunks()` chunks or more gets a folder `<db>.search/`:
 
     <token>.json               the manifest: index version, chunk ids' digests, files
     <token>.postings/          lexical.Lexical's arrays (.npy, memory-mapped at open)
-    <name-hash>-<token>.usearch  one ANN graph per collection of min_chunks() or more
+    <name-hash>-<token>.faiss    one ANN graph per collection of min_chunks() or more
 
 The writer (ann_build.py) writes them inside the ingest transaction, before
 COMMIT, and records the manifest's token in the `meta` table in that same
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 META_KEY = "search_files"
 FORMAT = 1
 _ARRAYS = ("offsets", "rows", "tf", "norm", "chunk_ids")
-_VERSIONED = re.compile(r"(?:^|-)v(\d+)-[0-9a-f]+(?:\.json|\.postings|\.usearch)(?:\.partial)?$")
+_VERSIONED = re.compile(r"(?:^|-)v(\d+)-[0-9a-f]+(?:\.json|\.postings|\.faiss)(?:\.partial)?$")
 
 
 def folder(db: Path) -> Path:
@@ -84,7 +84,7 @@ def open_for(conn: sqlite3.Connection, db: Path | None, version: int, ids: np.nd
             start, end = slices.get(name, (0, 0))
             if end - start != entry["count"] or digest(ids[start:end]) != entry["ids_sha256"]:
                 raise ValueError(f"collection {name!r} has other chunks than its ANN file")
-            anns[name] = ann.Ann(where / entry["file"], count=entry["count"], dim=dim,
+            anns[name] = ann.Ann(where / entry["file"], ids=ids[start:end], dim=dim,
                                  ef_search=int(manifest["ef_search"]))
         postings = load_postings(where / manifest["postings"], ids, int(manifest["n_docs"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
