@@ -15,9 +15,10 @@ Metrics (benchmarks/oos/metrics.py): distinct-document recall@1/3/5/10,
 MRR@10, nDCG@10, and for ours chunk recall@4 (a gold page among the first 4
 chunks, what the model receives), each with a 95 % bootstrap CI (2,000
 resamples, fixed seed) and the paired difference to the baseline. Search
-latency P50/P95 for both. The Gate out of sample: best cosine and best fusion
-among the first 4 chunks for answerable and off-topic questions, and what the
-shipped floor (0.29) passes.
+latency P50/P95 for both. The Gate out of sample: best cosine, coverage and
+fusion among the first 4 chunks for answerable and off-topic questions, and
+what the shipped Gate (serve_app/settings.py defaults: cosine floor, coverage,
+sure cosine) and the cosine floor alone refuse.
 
 Results: benchmarks/results/retrieval_oos_<corpus>_<split>.{json,md}.
 """
@@ -29,6 +30,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 if str(Path(__file__).resolve().parents[1]) not in sys.path:   # after PYTHONPATH: a docindex given there wins
@@ -41,12 +43,27 @@ from benchmarks.oos.corpus import CORPORA  # noqa: E402
 from benchmarks.oos.questions import off_topic, questions  # noqa: E402
 
 CHUNKS = 50            # chunks asked for: enough to fill 10 distinct documents
-GATE_FLOOR = 0.29      # serve_app/settings.py gate_min_cosine, shipped default
 
 
-def gate_passes(best_cosine: float | None, floor: float = GATE_FLOOR) -> bool:
-    """deployments.gate.decide, replicated: importing it imports Ray Serve."""
-    return best_cosine is not None and best_cosine >= floor
+def shipped_gate() -> dict[str, float | None]:
+    """The Gate's shipped settings (serve_app/settings.py defaults)."""
+    from serve_app.settings import Settings
+
+    fields = Settings.model_fields
+    return {name: fields[f"gate_{name}"].default for name in ("min_cosine", "min_coverage", "sure_cosine")}
+
+
+def gate_passes(passages: list[tuple[float, float]], *, min_cosine: float, min_coverage: float | None = None,
+                sure_cosine: float | None = None) -> bool:
+    """deployments.gate.decide over (cosine, coverage) pairs, replicated: importing it imports Ray Serve
+    (tests/benchmarks/test_oos_gate.py checks both agree)."""
+    if not passages:
+        return False
+    best = max(cosine for cosine, _ in passages)
+    if min_coverage is None:
+        return best >= min_cosine
+    passed = any(cosine >= min_cosine and coverage >= min_coverage for cosine, coverage in passages)
+    return passed or (sure_cosine is not None and best >= sure_cosine)
 
 
 def run_ours(index, question: str, collection: str) -> dict:
@@ -55,7 +72,9 @@ def run_ours(index, question: str, collection: str) -> dict:
     elapsed = (time.perf_counter() - started) * 1e3
     model = hits[:metrics.CHUNKS_TO_MODEL]
     return {"ms": elapsed, "chunk_ids": [h.chunk_id for h in hits], "sources": [h.source for h in hits],
+            "gate_passages": [(h.cosine, h.coverage) for h in model],
             "best_cosine": max((h.cosine for h in model), default=None),
+            "best_coverage": max((h.coverage for h in model), default=None),
             "best_fusion": max((h.fusion for h in model), default=None)}
 
 
@@ -94,17 +113,22 @@ def score(qs: list[dict], ours: list[dict], base: list[list[str]]) -> dict:
 
 
 def gate_report(answerable: list[dict], off: list[dict]) -> dict:
-    report = {"floor": GATE_FLOOR, "scored_over": f"first {metrics.CHUNKS_TO_MODEL} chunks",
-              "decision": "replica of deployments.gate.decide (best cosine >= floor); the module imports Ray"}
-    for score_name in ("best_cosine", "best_fusion"):
+    shipped = shipped_gate()
+    report: dict = {"settings": shipped, "scored_over": f"first {metrics.CHUNKS_TO_MODEL} chunks",
+                    "decision": "replica of deployments.gate.decide; the module imports Ray"}
+    for score_name in ("best_cosine", "best_coverage", "best_fusion"):
         pos = [o[score_name] for o in answerable if o[score_name] is not None]
         neg = [o[score_name] for o in off if o[score_name] is not None]
         report[score_name] = {"answerable": metrics.spread(pos), "off_topic": metrics.spread(neg),
                               "auc_answerable_vs_off_topic": round(metrics.auc(pos, neg), 4)}
-    report["answerable_refused"] = sum(not gate_passes(o["best_cosine"]) for o in answerable)
-    report["answerable"] = len(answerable)
-    report["off_topic_passed"] = sum(gate_passes(o["best_cosine"]) for o in off)
-    report["off_topic"] = len(off)
+    rules = {"shipped": shipped, "cosine only": {"min_cosine": shipped["min_cosine"]}}
+    report["rules"] = {}
+    for rule, kwargs in rules.items():
+        refused = [o["id"] for o in answerable if not gate_passes(o["gate_passages"], **kwargs)]
+        passed = [o["id"] for o in off if gate_passes(o["gate_passages"], **kwargs)]
+        report["rules"][rule] = {"answerable_refused": len(refused), "answerable": len(answerable),
+                                 "off_topic_refused": len(off) - len(passed), "off_topic": len(off),
+                                 "answerable_refused_ids": refused, "off_topic_passed_ids": passed}
     return report
 
 
@@ -120,7 +144,8 @@ def provenance(index, name: str) -> dict:
               else f"{code} (working tree{', uncommitted changes in docindex/' if git('status', '--porcelain', 'docindex') else ', clean'})")
     stats = index.stats()
     return {"commit": git("rev-parse", "HEAD"), "docindex_code": source, "db": str(index.path),
-            "chunks": stats["chunks"], "documents": stats["documents"], "embed_model": stats["embed_model"]}
+            "chunks": stats["chunks"], "documents": stats["documents"], "embed_model": stats["embed_model"],
+            "ranking": asdict(index.ranking)}
 
 
 def markdown(name: str, split: str, payload: dict) -> str:
@@ -128,7 +153,8 @@ def markdown(name: str, split: str, payload: dict) -> str:
     lines = [f"# Out-of-sample retrieval: {name}, {split} split ({payload['questions']} questions)", "",
              f"{m['date']} · {m['machine']} · load {m['load_avg_1m_at_start']} at start · commit "
              f"{payload['provenance']['commit'][:10]} · docindex code: {payload['provenance']['docindex_code']} · "
-             f"{payload['provenance']['chunks']} chunks in {payload['provenance']['documents']} documents", "",
+             f"{payload['provenance']['chunks']} chunks in {payload['provenance']['documents']} documents · ranking "
+             f"{payload['provenance']['ranking']}", "",
              "| metric | ours (hybrid, as shipped) | whole-doc BM25 | ours − BM25 |", "|---|---|---|---|"]
     fmt = lambda v: f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"  # noqa: E731
     for metric, row in t.items():
@@ -138,11 +164,15 @@ def markdown(name: str, split: str, payload: dict) -> str:
     lines += ["", f"Search latency (ms, k={CHUNKS}): ours P50 {lat['ours']['p50']} P95 {lat['ours']['p95']}; "
               f"BM25 P50 {lat['baseline']['p50']} P95 {lat['baseline']['p95']}. "
               f"`docindex search --json` equals the in-process call: {payload['cli_matches']}.", "",
-              f"Gate (floor {g['floor']}, best cosine of the first 4 chunks; {g['decision']}): "
-              f"{g['answerable_refused']}/{g['answerable']} answerable refused, "
-              f"{g['off_topic_passed']}/{g['off_topic']} off-topic passed.", "",
-              "| score | answerable min / p5 / p50 / max | off-topic min / p50 / p95 / max | AUC |", "|---|---|---|---|"]
-    for s in ("best_cosine", "best_fusion"):
+              f"Gate over the first {metrics.CHUNKS_TO_MODEL} chunks ({g['decision']}); shipped settings "
+              f"{g['settings']}:", "",
+              "| rule | answerable refused (wrong) | off-topic refused |", "|---|---|---|"]
+    for rule, r in g["rules"].items():
+        lines.append(f"| {rule} | {r['answerable_refused']}/{r['answerable']} | "
+                     f"{r['off_topic_refused']}/{r['off_topic']} |")
+    lines += ["", "| score | answerable min / p5 / p50 / max | off-topic min / p50 / p95 / max | AUC |",
+              "|---|---|---|---|"]
+    for s in ("best_cosine", "best_coverage", "best_fusion"):
         a, o = g[s]["answerable"], g[s]["off_topic"]
         lines.append(f"| {s} | {a['min']} / {a['p5']} / {a['p50']} / {a['max']} | {o['min']} / {o['p50']} / "
                      f"{o['p95']} / {o['max']} | {g[s]['auc_answerable_vs_off_topic']} |")
@@ -172,8 +202,8 @@ def main() -> None:
     baseline = WholeDocumentBM25(corpus, rebuild=args.rebuild_baseline)
     with Index(db) as index:
         index.search("warm up", k=1, collection=args.corpus)
-        ours = [run_ours(index, q["question"], args.corpus) for q in qs]
-        off_ours = [run_ours(index, q["question"], args.corpus) for q in off]
+        ours = [{"id": q["id"], **run_ours(index, q["question"], args.corpus)} for q in qs]
+        off_ours = [{"id": q["id"], **run_ours(index, q["question"], args.corpus)} for q in off]
         base, base_ms = [], []
         for q in qs:
             started = time.perf_counter()

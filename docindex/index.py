@@ -23,13 +23,13 @@ from typing import Iterator
 
 import numpy as np
 
-from . import lexical, store
+from . import doclexical, lexical, store
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
 from .minilm import default_embedder
-from .ranking import DEFAULT_RANKING, Ranking, rank, rrf
+from .ranking import DEFAULT_RANKING, Ranking, fuse_documents, rank, rrf
 from .snapshot import Snapshot
 from .textsearch import cjk_share, match_expression, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, Section
@@ -137,6 +137,8 @@ class Index:
             bm25: dict[int, float] = {}
             fields: dict[int, float] = {}
             bm25_ids = fields_ids = snapshot.ids[:0]
+            doc_bm25: dict[int, float] = {}
+            doc_best: dict[int, int] = {}
             if mode != "dense":
                 phrases = self._tokenizer.tokens(self._conn, terms)
                 rows, values = snapshot.lexical.scores(
@@ -150,6 +152,11 @@ class Index:
                         lambda i: self._phrase_scores(terms[i], snapshot, lexical.FIELDS_TABLE))
                     fields_ids = snapshot.ids[rows]
                     fields = dict(zip(fields_ids.tolist(), values.tolist()))
+                if mode == "hybrid" and ranking.doc_bm25_weight:
+                    docs, values = snapshot.document_postings().rank(phrases, start, end, CANDIDATES)
+                    doc_bm25 = dict(zip(docs.tolist(), values.tolist()))
+                    doc_best = doclexical.best_chunks(snapshot.doc_ids[start:end], snapshot.ids[start:end],
+                                                      scores, docs)
             t3 = clock()
             dense_weight = ranking.dense_weight
             if self._dense_is_blind_to(query):
@@ -158,8 +165,11 @@ class Index:
                                    (fields_ids, ranking.fields_weight)],
                         "dense": [(dense_ids, 1.0)], "bm25": [(bm25_ids, 1.0)]}[mode]
             fused = rrf(rankings, ranking.rrf_k)
+            for chunk_id in doc_best.values():
+                fused.setdefault(chunk_id, 0.0)
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
                 np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
+            fuse_documents(fused, doc_of, list(doc_bm25), ranking.doc_bm25_weight, ranking.rrf_k)
             top = rank(fused, doc_of, ranking if mode == "hybrid" else DEFAULT_RANKING)[:k]
             top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)
             top_rows = snapshot.rows_of(top_ids)
@@ -176,7 +186,8 @@ class Index:
             hits.append(Hit(chunk_id=item.chunk_id, doc_id=doc_id, collection=coll, source=source, anchor=anchor,
                             title=PATH_SEPARATOR.join(heading_path), heading_path=heading_path, text=text,
                             cosine=float(cosine), bm25=bm25.get(item.chunk_id, 0.0), fusion=item.fusion,
-                            fields_bm25=fields.get(item.chunk_id, 0.0), doc_score=item.doc_score,
+                            fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
+                            doc_score=item.doc_score,
                             score=item.score, coverage=covered))
         if timings is not None:
             t4 = clock()

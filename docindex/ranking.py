@@ -12,6 +12,11 @@ a page with several matching sections rises above one lucky chunk. Last,
 at most `per_doc` chunks of one document are kept before chunks of other
 documents (0: no cap), so the top-k names more pages.
 
+Optionally (`doc_bm25_weight`) a fourth ranking joins the fusion: documents by
+BM25 over their whole text (doclexical.py). Every candidate chunk of a ranked
+document gains weight / (rrf_k + the document's rank) in its fusion, and each
+ranked document brings its chunk closest to the query into the candidates.
+
 The shipped defaults and the figures that chose them are in
 benchmarks/results/retrieval_levers.md.
 """
@@ -34,6 +39,7 @@ class Ranking:
     doc_depth: int = 3           # best chunks of a document that make its score
     doc_decay: float = 0.5       # each next chunk counts this much of the one before
     per_doc: int = 0             # chunks of one document before others get a turn; 0: no cap
+    doc_bm25_weight: float = 0.0  # RRF weight of the whole-document BM25 ranking; 0: not run
 
 
 # What search uses unless told otherwise: the previous ranking. Title/heading/path fields
@@ -59,6 +65,18 @@ def rrf(rankings: list[tuple[np.ndarray, float]], k: float) -> dict[int, float]:
         for rank, chunk_id in enumerate(ranking.tolist(), start=1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
     return scores
+
+
+def fuse_documents(fused: dict[int, float], doc_of: dict[int, int], ranked_docs: list[int],
+                   weight: float, k: float) -> None:
+    """Add weight / (k + rank of its document) to every fused chunk of a ranked document (in place)."""
+    if not weight:
+        return
+    doc_rank = {doc: rank for rank, doc in enumerate(ranked_docs, start=1)}
+    for chunk_id in fused:
+        at = doc_rank.get(doc_of[chunk_id])
+        if at is not None:
+            fused[chunk_id] += weight / (k + at)
 
 
 def rank(fused: dict[int, float], doc_of: dict[int, int], ranking: Ranking) -> list[Ranked]:

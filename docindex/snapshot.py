@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ann, ann_sidecar, lexical
+from . import ann, ann_sidecar, doclexical, lexical
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class Snapshot:
     lexical: lexical.Lexical                 # BM25 postings by row
     fields: dict[str, lexical.Lexical] = field(default_factory=dict, compare=False)  # built on first use
     anns: dict[str, ann.Ann] = field(default_factory=dict, compare=False)   # collection → ANN (ann_sidecar.py)
+    documents: list[doclexical.DocumentPostings] = field(default_factory=list, compare=False)  # first use
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
         return rows_of(self.ids, self.id_order, chunk_ids)
@@ -37,6 +38,12 @@ class Snapshot:
         if "fields" not in self.fields:
             self.fields["fields"] = lexical.load_fields(conn, self.ids, self.rows_of)
         return self.fields["fields"]
+
+    def document_postings(self) -> doclexical.DocumentPostings:
+        """Whole-document BM25 postings (summed from the chunks'), built on first use."""
+        if not self.documents:
+            self.documents.append(doclexical.DocumentPostings.build(self.lexical, self.doc_ids))
+        return self.documents[0]
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, version: int, dim: int, db: Path | None = None) -> "Snapshot":

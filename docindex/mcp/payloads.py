@@ -28,9 +28,10 @@ def passage_dict(hit: Hit) -> dict[str, Any]:
         "bm25": hit.bm25,
         "fusion": hit.fusion,
         # why it ranked beyond the three scores (docindex/ranking.py): the score hits are
-        # ordered by, the field BM25, the document score and the query's coverage
+        # ordered by, the field BM25, the whole-document BM25, the document score and the query's coverage
         "score": hit.score,
         "fields_bm25": hit.fields_bm25,
+        "doc_bm25": hit.doc_bm25,
         "doc_score": hit.doc_score,
         "coverage": hit.coverage,
         "chunk_id": hit.chunk_id,

@@ -272,8 +272,8 @@ def build_tools(service: IndexService) -> list[Tool]:
         schema_tool(search, SEARCH_SCHEMA, name="search", description=(
             "Hybrid search, optionally within one collection. One text item per passage, "
             "'[cos C  bm25 B  fusion F] <source>#<anchor>' then the text, plus structured passages "
-            "(source, anchor, title, text, cosine, bm25, fusion, and why it ranked: score, fields_bm25, doc_score, "
-            "coverage; chunk_id, collection).")),
+            "(source, anchor, title, text, cosine, bm25, fusion, and why it ranked: score, fields_bm25, "
+            "doc_bm25, doc_score, coverage; chunk_id, collection).")),
         schema_tool(query_knowledge_hub, QUERY_KNOWLEDGE_HUB_SCHEMA, name="query_knowledge_hub", description=(
             "Search the knowledge hub (MCP Knowledge Service arguments): up to top_k passages, "
             "structured as results [{doc_id, chunk_id, title, content, source, anchor, collection, score, "
