@@ -46,8 +46,8 @@ def exchange(db: Path | None, inbound: list[str], expected_ids: set, timeout: fl
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO,
     )
     responses: dict[Any, dict] = {}
+    selector = selectors.DefaultSelector()
     try:
-        selector = selectors.DefaultSelector()
         selector.register(server.stdout, selectors.EVENT_READ)
         deadline = time.monotonic() + timeout
 
@@ -86,6 +86,8 @@ def exchange(db: Path | None, inbound: list[str], expected_ids: set, timeout: fl
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        selector.close()
+        server.stdout.close()       # else a ResourceWarning (an error in this suite) when it is collected
     return responses
 
 
