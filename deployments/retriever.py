@@ -47,6 +47,7 @@ from mcp.client.stdio import stdio_client
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
 from ray import serve
 
+from deployments.doc_archive import DocArchive, doc_archive
 from deployments.errors import InvalidRequest, McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
 from deployments.mcp_results import (argument_error, crag_stats_chunks, error_text, parse_search_result,
                                      rejected_arguments)
@@ -374,6 +375,13 @@ class Retriever:
 
     async def index_info(self) -> dict[str, Any]:
         return await index_info(self.pool)
+
+    async def doc_archive(self, collection: str | None, known_hash: str | None) -> DocArchive | InvalidRequest:
+        """GET /ask/archive (deployments/doc_archive.py); a client's mistake comes back as a value."""
+        try:
+            return await doc_archive(self.pool, collection, known_hash)
+        except InvalidRequest as e:
+            return e
 
     async def __del__(self) -> None:
         await self.pool.close()

@@ -211,18 +211,39 @@ def stats(db: Path, as_json: bool) -> None:
 
 
 @main.command("serve-mcp")
-@_db_option(exists=True)
+@click.option("--db", "db", default=None, type=click.Path(path_type=Path, dir_okay=False),
+              help="The index file (SQLite). Give this or --endpoint.")
+@click.option("--endpoint", default=None, metavar="URL",
+              help="A deployed askdocs (http://HOST:PORT/ask): serve fetch_docs from its doc tree, no local index.")
+@click.option("--cache-dir", default=None, type=click.Path(path_type=Path, file_okay=False),
+              help="With --endpoint: where downloaded trees go (default ~/.cache/docindex/endpoints).")
+@click.option("--api-key", envvar="ASKDOCS_API_KEY", default=None,
+              help="With --endpoint: the service's API key (or ASKDOCS_API_KEY).")
 @click.option("--collection", "-c", default=None, help="Default collection for the tools.")
 @click.option("--warmup/--no-warmup", default=True, show_default=True,
               help="Load the embedder and the index before answering the first call.")
 @_library_errors
-def serve_mcp(db: Path, collection: str | None, warmup: bool) -> None:
+def serve_mcp(db: Path | None, endpoint: str | None, cache_dir: Path | None, api_key: str | None,
+              collection: str | None, warmup: bool) -> None:
     """Serve the index over MCP on stdio (stdout carries protocol only).
 
-    Example:
+    Examples:
 
         docindex serve-mcp --db index.db --collection docs
+
+        docindex serve-mcp --endpoint http://127.0.0.1:8000/ask
     """
+    if (db is None) == (endpoint is None):
+        raise click.UsageError("give exactly one of --db FILE or --endpoint URL")
+    if endpoint is not None:
+        from .mcp.endpoint import archive_url, run_endpoint_stdio
+
+        archive_url(endpoint)       # a malformed URL is a one-line error now, not at the first call
+        run_endpoint_stdio(endpoint, cache_dir, api_key)
+        return
+    assert db is not None
+    if not db.exists():
+        raise click.BadParameter(f"File '{db}' does not exist.", param_hint="'--db'")
     from .mcp.server import run_stdio   # imported lazily: `import mcp` costs ~1 s
 
     run_stdio(db, collection, warmup=warmup)

@@ -19,6 +19,7 @@ from ray.serve.exceptions import BackPressureError
 from ray.serve.handle import DeploymentHandle
 
 from deployments.citations import CheckResult
+from deployments.doc_archive import DocArchive
 from deployments.engines.base import Delta, GenParams, Prompt
 from deployments.errors import AskdocsError, Busy, InvalidRequest
 from deployments.gate import GateDecision
@@ -99,6 +100,12 @@ class HandlePipeline:
 
     async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult:
         return await self._await(self.checker.check.remote(answer, passages, trace))
+
+    async def doc_archive(self, collection: str | None, known_hash: str | None) -> DocArchive:
+        result = await self._await(self.retriever.doc_archive.remote(collection, known_hash))
+        if isinstance(result, InvalidRequest):
+            raise result
+        return result
 
     async def info(self) -> dict[str, Any]:
         """The index's figures only. Never the Generator: a call to it waits for one

@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from deployments.errors import Busy, InvalidRequest
 from serve_app.answer import answer_events, new_trace_id
+from serve_app.archive import archive_route
 from serve_app.edge_limits import edge_middleware
 from serve_app.pipeline import Pipeline
 from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
@@ -286,6 +287,8 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         Route("/stats", stats_endpoint, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/collections", collections, methods=["GET"]),
+        Route("/ask/archive", archive_route(pipeline, error_response, lambda r: authorized(r, keys)),
+              methods=["GET"]),     # the doc tree as tar.gz (serve_app/archive.py)
         Route("/", index_page, methods=["GET"]),
     ], middleware=[edge_middleware(settings.max_header_count, settings.max_header_bytes)])   # 431, secrets in URLs
     app.state.admission = admission
@@ -345,6 +348,20 @@ def _openapi() -> dict[str, Any]:
                             "collections": {"type": "array", "items": {"type": "string"}}}}}}},
                 "401": {"description": "API keys configured and bearer token missing or wrong", "content": json_error},
                 "503": {"description": "the index cannot report now; see Retry-After", "content": json_error},
+            }}},
+            "/ask/archive": {"get": {
+            "summary": "The index's doc tree (what fetch_docs writes) as one tar.gz; ETag is its content hash.",
+            "parameters": [{"name": "collection", "in": "query", "required": False, "schema": {"type": "string"}},
+                           {"name": "If-None-Match", "in": "header", "required": False,
+                            "schema": {"type": "string"}}],
+            "responses": {
+                "200": {"description": "application/gzip; headers ETag and X-Archive-Sha256 (of the body)",
+                        "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}}},
+                "304": {"description": "If-None-Match names the current ETag: unchanged, no body"},
+                "401": {"description": "API keys configured and bearer token missing or wrong", "content": json_error},
+                "404": {"description": "the index server writes no doc tree (no fetch_docs)", "content": json_error},
+                "422": {"description": "unknown collection, or several and none named", "content": json_error},
+                "502": {"description": "the index could not send its tree now", "content": json_error},
             }}},
             "/ask": {"post": {
             "summary": "Ask a question; SSE stream by default, one JSON envelope with ?stream=false.",

@@ -25,6 +25,7 @@ from starlette.applications import Starlette
 from deployments import citations, gate, retriever
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, Engine, GenParams, Prompt
+from deployments.doc_archive import DocArchive, doc_archive
 from deployments.gate import GateDecision
 from deployments.generator import RetryPolicy, accepted_first, make_engine, traced_generate
 from deployments.passage import Passage
@@ -66,6 +67,9 @@ class LocalPipeline:
         return {"engine": self.engine.name, "model": self.engine.model, "slots": self.engine.slots,
                 "index": {"chunks": index["chunks"], "version": index["version"]},
                 "collections": index.get("collections", [])}
+
+    async def doc_archive(self, collection: str | None, known_hash: str | None) -> DocArchive:
+        return await doc_archive(self.pool, collection, known_hash)
 
     async def close(self) -> None:
         await self.engine.close()

@@ -1,0 +1,91 @@
+"""`GET /ask/archive[?collection=NAME]`: the index's doc tree as one tar.gz.
+
+The tree is the one `fetch_docs` writes (one Markdown file per section with
+front matter, `INDEX.md`, the `.docindex-tree` manifest); the Retriever packs
+it (deployments/doc_archive.py). The response carries the collection's
+content hash as a strong ETag and the archive's own sha256 in
+`X-Archive-Sha256`; `If-None-Match` with the current ETag is a 304 with no
+body. The last archive per collection is kept here, so an unchanged index
+costs the Retriever a `fetch_docs` call that writes nothing and sends no
+bytes. `docindex serve-mcp --endpoint URL` is the client (docs/mcp-clients.md).
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from deployments.doc_archive import DocArchive, NoArchive
+from deployments.errors import Busy, InvalidRequest, RetrievalError
+
+log = logging.getLogger("askdocs.archive")
+ARCHIVE_TIMEOUT_S = 120.0       # writing a large tree the first time takes a while
+
+ErrorResponse = Callable[..., JSONResponse]
+
+
+@dataclass(frozen=True)
+class _Packed:
+    content_hash: str
+    data: bytes
+    sha256: str
+
+
+def _etag(content_hash: str) -> str:
+    return f'"{content_hash}"'
+
+
+def _matches(if_none_match: str, etag: str) -> bool:
+    tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+    return "*" in tags or etag in tags
+
+
+def archive_route(pipeline: Any, error_response: ErrorResponse,
+                  authorized: Callable[[Request], bool]) -> Callable[[Request], Awaitable[Response]]:
+    """The route's handler over `pipeline.doc_archive(collection, known_hash)`."""
+    packed: dict[str, _Packed] = {}
+
+    async def handler(request: Request) -> Response:
+        if not authorized(request):
+            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+        collection = request.query_params.get("collection") or None
+        if collection is not None and len(collection) > 200:
+            return error_response(422, "request", "collection: at most 200 characters")
+        get = getattr(pipeline, "doc_archive", None)
+        if get is None:
+            return error_response(404, "retrieval", "this deployment serves no doc tree")
+        key = collection or ""
+        held = packed.get(key)
+        try:
+            archive: DocArchive = await asyncio.wait_for(get(collection, held.content_hash if held else None),
+                                                         ARCHIVE_TIMEOUT_S)
+        except NoArchive as e:
+            return error_response(404, "retrieval", str(e))
+        except InvalidRequest as e:
+            return error_response(422, "request", str(e))
+        except Busy as e:
+            return error_response(503, "capacity", "the index is at capacity; retry later",
+                                  {"Retry-After": str(max(1, round(e.retry_after_s or 1)))})
+        except (RetrievalError, TimeoutError) as e:
+            log.warning("doc archive unavailable: %r", e)
+            return error_response(502, "retrieval", "the index could not send its doc tree now")
+        if archive.data is not None:
+            held = _Packed(archive.content_hash, archive.data, hashlib.sha256(archive.data).hexdigest())
+            packed[key] = held
+        elif held is None or held.content_hash != archive.content_hash:     # not ours to trust: ask again
+            packed.pop(key, None)
+            return error_response(502, "retrieval", "the index answered without its doc tree; retry")
+        etag = _etag(held.content_hash)
+        headers = {"ETag": etag, "Cache-Control": "no-cache", "X-Archive-Sha256": held.sha256}
+        if _matches(request.headers.get("if-none-match", ""), etag):
+            return Response(status_code=304, headers=headers)
+        filename = f"docs-{held.content_hash[:16]}.tar.gz"
+        return Response(held.data, media_type="application/gzip",
+                        headers=headers | {"Content-Disposition": f'attachment; filename="{filename}"'})
+
+    return handler
