@@ -12,7 +12,7 @@
   tests/serve session cluster when both suites run in one session).
 
 Every figure a test measures goes to var/reliability/<name>.json (see
-`record`); under `make reliability` (ASKDOCS_RELIABILITY_PUBLISH=1) also to
+`record`); under `make reliability` (RELIABILITY_PUBLISH=1) also to
 benchmarks/results/reliability/<name>.json with the machine, date, commit
 and load average, committed: docs/reliability.md's tables are generated from
 those files (benchmarks/reliability_table.py; a default test keeps them equal).
@@ -53,7 +53,7 @@ MACHINE = "2-core x86-64 VM, 24 GiB, no GPU"
 
 
 PUBLISHED = REPO / "benchmarks" / "results" / "reliability"
-PUBLISH_VARIABLE = "ASKDOCS_RELIABILITY_PUBLISH"      # set by `make reliability`
+PUBLISH_VARIABLE = "RELIABILITY_PUBLISH"      # set by `make reliability` (not ASKDOCS_: Settings refuses unknown ones)
 
 
 def _commit() -> str:

@@ -40,20 +40,24 @@ HANG_GUARD_S = 120.0      # far above any answer or restart here: reaching it me
 PROXY_BODIES = 100        # generated bodies through the Serve proxy (in-process: tests/reliability/test_hostile_input.py)
 
 
+def _took(t0: float) -> float:
+    return round(time.monotonic() - t0, 1)
+
+
 def _kills(kills: list[Kill], t0: float) -> list[tuple[float, int]]:
     return [(round(k.at - t0, 2), k.victims) for k in kills]
 
 
 def test_short_overload_through_serve_sheds_with_503_and_retry_after(serve_cluster: Cluster) -> None:
-    clients = 4 * CAPACITY
+    t0, clients = time.monotonic(), 4 * CAPACITY
     report = asyncio.run(run_load(serve_cluster.url, clients=clients, seconds=HANG_GUARD_S, question=SLOW_ANSWER,
                                   until=lambda r: done_count(r) >= 5 and r.statuses()[503] >= 20))
-    record("short_overload_ray", {"clients": clients, "capacity": CAPACITY, **report.summary()})
+    record("short_overload_ray", {"clients": clients, "capacity": CAPACITY, **report.summary(), "test_s": _took(t0)})
     assert_overload_bounds(report)
 
 
 def test_generated_bodies_through_the_serve_proxy_never_get_a_500(serve_cluster: Cluster) -> None:
-    tally: dict = {"requests": 0, "statuses": {}, "seed": fuzz_seed()}
+    t0, tally = time.monotonic(), {"requests": 0, "statuses": {}, "seed": fuzz_seed()}
     with httpx.Client(base_url=serve_cluster.url, timeout=60) as client:
         @seed(fuzz_seed())
         @hsettings(max_examples=PROXY_BODIES // 10, deadline=None, database=None,
@@ -69,7 +73,7 @@ def test_generated_bodies_through_the_serve_proxy_never_get_a_500(serve_cluster:
                 judge_response(body, response)
 
         send()
-    record("short_hostile_bodies_ray", tally)
+    record("short_hostile_bodies_ray", {**tally, "test_s": _took(t0)})
     assert tally["requests"] >= PROXY_BODIES
 
 
@@ -90,7 +94,7 @@ def test_killing_the_index_servers_once_loses_only_answers_waiting_on_them(serve
         until=lambda r, k: len(done_after(r, k[-1].at)) >= 3))
     record("short_mcp_kill_ray", {"clients": 6, "kills": _kills(kills, t0), **report.summary(),
                                   "retrieval_failures": report.error_stages().get("retrieval", 0),
-                                  "outages": [index_outage(report, k) for k in kills]})
+                                  "outages": [index_outage(report, k) for k in kills], "test_s": _took(t0)})
     assert_index_kill_bounds(report, kills)
 
 
@@ -110,7 +114,8 @@ def test_killing_the_generator_replica_once_recovers_with_at_most_its_answer_los
     replacement = replica_pids(os.getpid(), "Generator")
     record("short_generator_kill_ray", {
         "clients": 8, "kills": _kills(kills, t0), "replacement_pids": len(replacement), **report.summary(),
-        "failed_answers": len(failed(report)), "recovery_s": recovery_s(report, kills[0].at) if kills else None})
+        "failed_answers": len(failed(report)), "recovery_s": recovery_s(report, kills[0].at) if kills else None,
+        "test_s": _took(t0)})
     assert_generator_kill_bounds(report, kills, hang_guard_s=HANG_GUARD_S)
     assert replacement and victims[0] not in replacement
     assert httpx.get(f"{serve_cluster.url}/healthz", timeout=30).status_code == 200
