@@ -40,6 +40,11 @@ CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
 _CITATION = re.compile(CITATION_PATTERN)
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+# What follows a full stop in lower case or after a dash continues the sentence,
+# unless a citation closed it ("… [1]. fs_read …"). The page (static/index.html,
+# splitSentences) applies the same rule.
+_CONTINUES = re.compile(r"[a-z\u2013\u2014-]")
+_CITED_END = re.compile(r"\]\s*[.!?]+$")
 _LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Words that carry no claim: ignored when measuring support.
@@ -90,7 +95,12 @@ def is_refusal(answer: str) -> bool:
 def split_sentences(answer: str) -> list[str]:
     """Sentences, with a citation that follows the full stop ("... end. [2]") kept
     on the sentence it closes."""
-    parts = [p for p in _SENTENCE_END.split(answer.strip()) if p.strip()]
+    parts: list[str] = []
+    for part in _SENTENCE_END.split(answer.strip()):
+        if parts and _CONTINUES.match(part) and not _CITED_END.search(parts[-1]):
+            parts[-1] += " " + part          # "e.g. the …", "TLS?" — no …": not a sentence end
+        elif part.strip():
+            parts.append(part)
     sentences: list[str] = []
     for part in parts:
         lead = _LEADING_CITATIONS.match(part)

@@ -37,15 +37,20 @@ from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
-from deployments.sentences import unit_sentence_spans, units
+from deployments.sentences import Unit, unit_sentence_spans, units
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
 _MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_CHECKBOX = re.compile(r"^\s*(?:[-*+]\s+)?\[[ xX]\]\s+")     # a task list's "- [ ] "
+_FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the prompt's fences
+_PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _WORD = re.compile(r"\w+")
 
 
+CONTEXT_EMBED = False
 EMBED_TOP = 12
 """Candidates embedded per answer (the best by term overlap): bounds the time
 after retrieval whatever the passages' length."""
@@ -61,11 +66,13 @@ class Candidate:
 def clean_sentence(raw: str) -> str:
     """Markdown scaffolding off a sentence: links to their text, list/heading
     markers, emphasis, stray brackets; its final punctuation removed."""
-    text = _LINK.sub(r"\1", raw)
-    text = _MARKER_LIKE.sub("", text)
+    text = _LINK.sub(r"\1", _CHECKBOX.sub("", raw))
+    text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
+    text = _MARKER_LIKE.sub("", text)                                                      # a footnote's [1] is not
     text = _LEAD.sub("", text)
-    text = _EMPHASIS.sub(r"\2", text)
-    text = text.replace("[", "(").replace("]", ")").replace("<", "‹").replace(">", "›")
+    text = _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
+    text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
+                          text.replace("[", "(").replace("]", ")"))
     text = " ".join(text.split()).strip(" |")
     return text.rstrip(".!?:;, ")
 
@@ -90,16 +97,23 @@ def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int =
                 continue
             if unit.kind == "row":
                 spans = [(unit.start, unit.end)]
+                if b == 0 or blocks[b - 1].kind != "row":       # a table also answers whole:
+                    rows = _listed(text, blocks[b:], "row", max_items + 1)   # "kind — use: set — …; regex — …"
+                    if len(rows) > 2:
+                        table = clean_sentence(f"{rows[0]}: {'; '.join(rows[1:])}")
+                        if min_words <= len(table.split()) <= max_words:
+                            found.append(Candidate(n, unit.start, table))
             else:
                 spans = unit_sentence_spans(text, unit)
             for start, end in spans:
                 raw = text[start:end]
-                if start == blocks[0].start and raw[:1].islower():
+                if start == blocks[0].start and _PLAIN_WORD.match(raw):
                     continue
                 sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
                 if raw.rstrip().endswith(":") and end == unit.end:
-                    items = [_first_sentence(clean_sentence(text[u.start:u.end]))
-                             for u in blocks[b + 1:b + 1 + max_items] if u.kind == "item"]
+                    following = [u for u in blocks[b + 1:] if u.kind != "code"]
+                    kind = following[0].kind if following else "item"
+                    items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
                 sentence = _first_sentence(sentence)
@@ -107,6 +121,20 @@ def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int =
                 if min_words <= words <= max_words:
                     found.append(Candidate(n, start, sentence))
     return found
+
+
+def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[str]:
+    """The first sentences of the run of `kind` units (items, or a table's rows)
+    that `blocks` starts with: what a sentence ending in ':' introduces."""
+    out: list[str] = []
+    for u in blocks:
+        if u.kind != kind or len(out) >= limit:
+            break
+        raw = text[u.start:u.end]
+        line = _first_sentence(clean_sentence(_row_text(raw) if kind == "row" else raw))
+        if line:
+            out.append(line)
+    return out
 
 
 def _first_sentence(text: str) -> str:
@@ -189,7 +217,10 @@ class ExtractiveEngine(Engine):
         if self._embedder is not None and self.cosine_weight > 0:
             # Embedding is the cost: only the EMBED_TOP best by the cheap terms are embedded.
             top = np.argsort(-(lexical + self.rank_bonus * rank), kind="stable")[:EMBED_TOP]
-            vectors = self._embedder.embed([question, *(found[i].text for i in top)])
+            texts = [found[i].text for i in top]
+            if CONTEXT_EMBED and headings:
+                texts = [f"{headings[found[i].n - 1].split(' › ')[-1]}: {t}" for t, i in zip(texts, top)]
+            vectors = self._embedder.embed([question, *texts])
             cosine[top] = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         return self.cosine_weight * cosine + (1 - self.cosine_weight) * lexical + self.rank_bonus * rank
 

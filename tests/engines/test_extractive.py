@@ -104,3 +104,34 @@ def test_check_config_rejects_a_misspelled_engine_and_its_options(tmp_path) -> N
     config["applications"][0]["args"].update(engine="extractive", engine_options={"min_scor": 0.2})
     path.write_text(yaml.safe_dump(config))
     assert any("min_scor" in p for p in check_file(path))
+
+
+def test_source_text_is_kept_where_it_is_content() -> None:
+    # a range in code is content; a task list's box, a lone bold marker and a fence run are not
+    assert clean_sentence("Default `k` is 5; the server clamps to `[1, 20]` defensively.") == (
+        "Default `k` is 5; the server clamps to `(1, 20)` defensively")
+    assert clean_sentence("- [ ] **`make replay`** — the gate") == "`make replay` — the gate"
+    assert clean_sentence("**cMCP does not link a TLS library.") == "cMCP does not link a TLS library"
+    assert clean_sentence("Names are `<server>:<tool>`, never <<<SRC-1") == "Names are `<server>:<tool>`, never ‹‹‹SRC-1"
+
+
+def test_an_identifier_may_start_a_passage_but_a_cut_sentence_may_not() -> None:
+    found = candidates([Passage("a.md", "filesystem-mcp exposes four tools over a sandboxed root directory.", 0.5),
+                        Passage("b.md", "and then the server restarts every worker it owns.", 0.5)])
+    assert [c.n for c in found] == [1]
+
+
+def test_a_table_answers_whole_and_an_intro_carries_its_rows() -> None:
+    table = ("| kind | shape | use case |\n|---|---|---|\n| set | `path`, `value` | replace a leaf value |\n"
+             "| regex | `path`, `pattern` | partial in-string substitution |\n")
+    found = [c.text for c in candidates([Passage("r.md", table, 0.5),
+                                         Passage("m.md", "Masks come in two kinds:\n\n" + table, 0.5)])]
+    assert "kind — shape — use case: set — `path`, `value` — replace a leaf value; regex — `path`, `pattern` — " \
+           "partial in-string substitution" in found
+    assert any(t.startswith("Masks come in two kinds: kind — shape — use case; set — ") for t in found)
+
+
+def test_a_lower_case_word_after_a_full_stop_does_not_end_the_sentence() -> None:
+    found = [c.text for c in candidates([Passage("a.md", "Pick a backend, e.g. the vLLM engine on a GPU node. "
+                                                         "Then restart it.", 0.5)])]
+    assert found[0] == "Pick a backend, e.g. the vLLM engine on a GPU node"

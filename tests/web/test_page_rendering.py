@@ -102,6 +102,7 @@ SENTENCE_CASES = [
     "  Leading space. \"Quoted end.\" Next [1, 2].\n\nNew paragraph (aside.) Last",
     "No full stop at all [1]",
     "e.g. this... and that. [4]",
+    "See e.g. the docs [1]. Should it? — no [2]. fs_read works [3]. Done. ok then.] fine. Ends (see [x]). here",
 ]
 
 
