@@ -6,7 +6,8 @@
 #      dashboard) only it owns, `serve run serve_config.yaml` (HTTP on 127.0.0.1:8000),
 #      waits for /healthz, prints how to ask; Ctrl-C stops everything it started.
 # Environment: ASKDOCS_* settings pass through (e.g. ASKDOCS_MODEL=/path/model.gguf);
-# ASKDOCS_DB defaults to the demo index var/demo.db; SERVE_CONFIG picks another YAML.
+# ASKDOCS_DB defaults to the demo index var/demo.db; SERVE_CONFIG picks another YAML;
+# ASKDOCS_PORT (8000), ASKDOCS_START_TIMEOUT_S (300) and ASKDOCS_RUN_DIR (var/run) are this script's own.
 set -euo pipefail
 # A relative ASKDOCS_DB means relative to where the command was run.
 if [[ -n "${ASKDOCS_DB:-}" ]]; then
@@ -21,7 +22,7 @@ PORT=${ASKDOCS_PORT:-8000}
 START_TIMEOUT_S=${ASKDOCS_START_TIMEOUT_S:-300}
 export ASKDOCS_DB=${ASKDOCS_DB:-$DEMO_DB}
 export RAY_USAGE_STATS_ENABLED=0 RAY_AUTH_MODE=disabled
-RUN_DIR=var/run
+RUN_DIR=${ASKDOCS_RUN_DIR:-var/run}    # the launcher's config, Ray address and logs (tests use their own)
 
 if ! "$BIN/python" - "$HOST" "$PORT" <<'PY'
 import socket, sys

@@ -51,7 +51,7 @@ def resolve_db(db: str, root: Path | None) -> str:
 # eval judge's, the load test's and the test suite's. Any other ASKDOCS_* name is
 # a misspelled setting and stops the server (docs/configuration.md).
 NOT_SERVER_SETTINGS = frozenset({"URL", "API_KEY", "PORT", "START_TIMEOUT_S", "JUDGE_API_KEY", "DEMO_COLLECTION",
-                                 "WEB_SCREENSHOT", "TEST_KEEP_RAY_TMP"})
+                                 "WEB_SCREENSHOT", "TEST_KEEP_RAY_TMP", "RUN_DIR"})
 NOT_SERVER_PREFIXES = ("LOADTEST_",)
 
 
