@@ -39,6 +39,17 @@ def _kills(r: dict[str, Any]) -> str:
     return ", ".join(f"t={at} s ({n} killed)" for at, n in r["kills"])
 
 
+def _bodies(r: dict[str, Any]) -> str:
+    return f"{r['requests']:,} bodies (seed {r['seed']}): {_statuses(r)}"
+
+
+def _outages(r: dict[str, Any]) -> str:
+    """Per kill: requests in flight at it, sent while the index was down, first good send after it."""
+    return "; ".join(f"kill {i + 1}: {o['in_flight_at_kill']} in flight, {o['sent_during_outage']} sent while down, "
+                     f"first good send {o['first_answer_sent_after_kill_s']} s after"
+                     for i, o in enumerate(r.get("outages", [])))
+
+
 def _lost(r: dict[str, Any]) -> str:
     lost = r["failed_answers"]
     return str(len(lost) if isinstance(lost, list) else lost)
@@ -56,10 +67,11 @@ ROWS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
         f"RSS {r['rss_mb']['before']} → {r['rss_mb']['after']} MB")),
     "mcp_kill_ray": ("index servers killed ×3 under load", lambda r: (
         f"{r['clients']} clients, kills {_kills(r)}: {_load(r)}; lost (retrieval) {r['retrieval_failures']}; "
-        f"{r['of_them_done']} of {r['answers_started_8s_after_last_kill']} answers started ≥ 8 s after "
-        "the last kill done")),
+        f"{_outages(r)}; {r['of_them_done']} of {r['answers_started_8s_after_last_kill']} answers started "
+        "≥ 8 s after the last kill done")),
     "short_mcp_kill_ray": ("index servers killed ×1 (default suite)", lambda r: (
-        f"{r['clients']} clients, kill {_kills(r)}: {_load(r)}; lost (retrieval) {r['retrieval_failures']}")),
+        f"{r['clients']} clients, kill {_kills(r)}: {_load(r)}; lost (retrieval) {r['retrieval_failures']}; "
+        f"{_outages(r)}")),
     "generator_kill_ray": ("Generator replica killed under load", lambda r: (
         f"{r['clients']} clients: {_load(r)}; lost {_lost(r)}; first answer {r['recovery_s']} s after the kill")),
     "short_generator_kill_ray": ("Generator replica killed (default suite)", lambda r: (
@@ -69,10 +81,8 @@ ROWS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
         f"64 KB chunked: {r['chunked_64k']['status']} after {r['chunked_64k']['sent_bytes']:,} B; "
         f"Content-Length 100 KB: {r['declared_100k']['status']} after {r['declared_100k']['sent_bytes']:,} B; "
         f"slowloris: {r['slowloris']['status']} after {r['slowloris']['seconds']:.1f} s")),
-    "hostile_bodies": ("generated hostile bodies, in-process", lambda r: (
-        f"{r['requests']:,} bodies (seed {r['seed']}): {_statuses(r)}")),
-    "short_hostile_bodies_ray": ("generated hostile bodies, Serve proxy (default suite)", lambda r: (
-        f"{r['requests']:,} bodies (seed {r['seed']}): {_statuses(r)}")),
+    "hostile_bodies": ("generated hostile bodies, in-process", _bodies),
+    "short_hostile_bodies_ray": ("generated hostile bodies, Serve proxy (default suite)", _bodies),
     "ingest_while_serving": ("re-ingest and killed ingest while serving", lambda r: (
         f"{r['answers']} answers, {r['mixed_answers']} mixing versions, versions {r['index_versions']}, "
         f"re-ingest {r['reingest_s']} s, integrity {r['integrity']}")),

@@ -19,6 +19,8 @@ depends on.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -26,6 +28,7 @@ from typing import Callable
 import psutil
 
 from tests.reliability.load import LoadReport, Outcome, run_load
+from tests.serve.conftest import pids_with
 
 GENERATOR_SLOTS = 1        # serve_config.yaml: Generator max_ongoing_requests (= engine_slots)
 Trigger = Callable[[LoadReport, float], bool]     # (outcomes so far, seconds since the load began)
@@ -53,6 +56,17 @@ def replica_pids(root_pid: int, deployment: str) -> list[int]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return found
+
+
+def kill_index_servers(tag: str) -> int:
+    """SIGKILL every index server whose command line carries `tag`; how many."""
+    victims = pids_with(tag)
+    for pid in victims:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return len(victims)
 
 
 def done_count(report: LoadReport) -> int:

@@ -15,10 +15,9 @@ import pytest
 
 from tests.reliability.conftest import RayCluster, RssSampler, record, rss_mb
 from tests.reliability.faults import (after, assert_generator_kill_bounds, assert_index_kill_bounds,
-                                      assert_overload_bounds, failed, index_outage, load_with_faults, recovery_s)
+                                      assert_overload_bounds, failed, index_outage, kill_index_servers, load_with_faults, recovery_s)
 from tests.reliability.load import run_load
 from tests.reliability.rawhttp import slow_post
-from tests.serve.conftest import pids_with
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 QUESTION = "What does the proxy answer when the queue is full?"
@@ -64,18 +63,10 @@ def test_oversized_and_slow_bodies_are_bounded_through_the_serve_proxy(ray_clust
 def test_killing_the_index_servers_under_load_loses_only_answers_waiting_on_them(ray_cluster: RayCluster) -> None:
     clients, seconds, kill_at = 6, 32.0, (4.0, 11.0, 18.0)
 
-    def kill_index_servers() -> int:
-        victims = pids_with(ray_cluster.mcp_tag)
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return len(victims)
-
     t0 = time.monotonic()
     report, kills = asyncio.run(load_with_faults(
-        ray_cluster.url, clients=clients, question=SLOW_ANSWER, seconds=seconds, fault=kill_index_servers,
+        ray_cluster.url, clients=clients, question=SLOW_ANSWER, seconds=seconds,
+        fault=lambda: kill_index_servers(ray_cluster.mcp_tag),
         triggers=[(lambda r, t, at=at: t >= at) for at in kill_at]))
     late = after(report, kills[-1].at + 8) if kills else []
     record("mcp_kill_ray", {"clients": clients, "load_s": seconds,

@@ -26,11 +26,11 @@ from tests.fuzz_seed import fuzz_seed
 from tests.reliability.conftest import record
 from tests.reliability.faults import (Kill, assert_generator_kill_bounds, assert_index_kill_bounds,
                                       assert_overload_bounds, done_after, done_count, failed, index_outage,
-                                      load_with_faults,
+                                      kill_index_servers, load_with_faults,
                                       recovery_s, replica_pids)
 from tests.reliability.load import run_load
 from tests.reliability.test_hostile_input import judge_response, requests_batch
-from tests.serve.conftest import Cluster, pids_with
+from tests.serve.conftest import Cluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(300)]
 QUESTION = "What does the proxy answer when the queue is full?"
@@ -78,18 +78,10 @@ def test_generated_bodies_through_the_serve_proxy_never_get_a_500(serve_cluster:
 
 
 def test_killing_the_index_servers_once_loses_only_answers_waiting_on_them(serve_cluster: Cluster) -> None:
-    def kill_index_servers() -> int:
-        victims = pids_with(serve_cluster.mcp_tag)
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return len(victims)
-
     t0 = time.monotonic()
     report, kills = asyncio.run(load_with_faults(
-        serve_cluster.url, clients=6, question=SLOW_ANSWER, seconds=HANG_GUARD_S, fault=kill_index_servers,
+        serve_cluster.url, clients=6, question=SLOW_ANSWER, seconds=HANG_GUARD_S,
+        fault=lambda: kill_index_servers(serve_cluster.mcp_tag),
         triggers=[lambda r, _: done_count(r) >= 3],
         until=lambda r, k: len(done_after(r, k[-1].at)) >= 3))
     record("short_mcp_kill_ray", {"clients": 6, "kills": _kills(kills, t0), **report.summary(),
