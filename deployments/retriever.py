@@ -42,6 +42,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import anyio
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
@@ -96,6 +97,7 @@ class McpPool:
     RESTART_BACKOFF_S = 0.25        # first wait after a failed start
     RESTART_BACKOFF_MAX_S = 1.0     # cap while a call waits
     IDLE_BACKOFF_MAX_S = 10.0       # cap while none does (a new call cuts the wait short)
+    CLOSE_TIMEOUT_S = 10.0          # the SDK's own shutdown is bounded (~2 s grace, then a kill)
 
     def __init__(self, command: Sequence[str], *, size: int = 2, call_timeout_s: float = 10.0,
                  start_timeout_s: float = 120.0, env: dict[str, str] | None = None) -> None:
@@ -108,6 +110,7 @@ class McpPool:
         self.restarts = 0
         self._jobs: asyncio.Queue[_Job] = asyncio.Queue()
         self._workers: list[asyncio.Task] = []
+        self._scopes: list[anyio.CancelScope] = []     # one per worker: how close() stops it
         self._closing = False
         self._live = 0                  # sessions started and serving
         self.last_start_error: str | None = None    # why the last failed (re)start failed
@@ -147,10 +150,22 @@ class McpPool:
         return f"the index server is down and could not be restarted{' ' + when if when else ''}{why}"
 
     async def close(self) -> None:
-        # Cancel repeatedly: a cancel that lands while the SDK's anyio task group
-        # is exiting (a dead session being torn down) can be swallowed.
+        """Stop every session and its server process.
+
+        Each worker runs inside an anyio cancel scope, and close cancels that
+        scope: anyio's cancellation waits while the MCP SDK's shielded
+        transport shutdown (close stdin, wait, kill, close the pipes) runs, where
+        a plain `task.cancel()` would cut it short and leave a running process
+        and an unclosed transport behind (ResourceWarnings at GC).
+        """
         self._closing = True
+        for scope in self._scopes:
+            scope.cancel()
         pending = set(self._workers)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=self.CLOSE_TIMEOUT_S)
+        # Last resort for a worker that did not leave its scope: cancel the task,
+        # repeatedly (a cancel that lands while the SDK's task group exits can be swallowed).
         for _ in range(20):
             if not pending:
                 break
@@ -160,8 +175,16 @@ class McpPool:
         if pending:
             log.warning("%d MCP session(s) did not stop", len(pending))
         self._workers.clear()
+        self._scopes.clear()
 
     async def _worker(self, index: int, ready: asyncio.Future) -> None:
+        with anyio.CancelScope() as scope:
+            self._scopes.append(scope)
+            await self._serve(index, ready)
+        if not ready.done():        # closed while it was starting
+            ready.set_exception(McpUnavailable("the pool was closed while the index server started"))
+
+    async def _serve(self, index: int, ready: asyncio.Future) -> None:
         retry_job: _Job | None = None       # the job whose call found the session dead
         backoff = self.RESTART_BACKOFF_S
         slowest_start = 0.0                 # the longest failed start of this outage

@@ -63,7 +63,7 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
     ended = False       # the terminal event is out: a stream closed after it (SSE head) is no cancellation
     try:
         with tracing.answer_span(trace_id=trace_id) as span:
-            stages = _Stages(pipeline, span)
+            stages = _Stages(pipeline, span, clock.timings, trace_id)
             async for event in _run(stages, settings, req, trace_id, clock):
                 if isinstance(event, DoneEvent):
                     record = AnswerRecord("refused" if event.refused else "answered", event.refusal_stage,
@@ -86,15 +86,17 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
 
 
 class _Stages:
-    """The pipeline's four calls, each inside its stage span under the answer span.
+    """The pipeline's four calls, each run through `stage()` under the answer span.
 
     A carrier goes down only to a pipeline that takes one (`propagates_trace`,
     see serve_app.pipeline); the stage span itself is made either way.
     """
 
-    def __init__(self, pipeline: Pipeline, answer: Span) -> None:
+    def __init__(self, pipeline: Pipeline, answer: Span, timings: Timings, trace_id: str) -> None:
         self.pipeline = pipeline
         self.answer = answer
+        self.timings = timings
+        self.trace_id = trace_id
         # Looked up on the class: a wrapper that forwards attributes with
         # __getattr__ (test doubles) must declare it itself, since its own
         # methods may not take `trace`.
@@ -104,33 +106,84 @@ class _Stages:
         # An unrecorded span (tracing off) has nothing to continue: send nothing.
         return {"trace": tracing.inject(span)} if self._propagates and span.is_recording() else {}
 
-    def failed(self, stage: str, exc: BaseException) -> None:
-        tracing.record_error(self.answer, stage, exc)
+    def stage(self, name: str, *, event_stage: str, expected: type[AskdocsError] | None, fallback: str,
+              timing: str | None = None, committed: bool = False, **attrs: Any) -> _Stage:
+        return _Stage(self, name, event_stage=event_stage, expected=expected, fallback=fallback,
+                      timing=timing, committed=committed, attrs=attrs)
+
+
+class _Stage:
+    """One stage of an answer: its span (a child of the answer span), its timer,
+    and its failure mapped to the one terminal `ErrorEvent`.
+
+    Used as `with stages.stage(...) as stage:`; a failure inside is swallowed
+    and left in `stage.failure` for the caller to yield. `Busy` and
+    `InvalidRequest` pass through while the answer is not `committed` (no
+    `sources` sent yet): the ingress can still answer 503/422. An `expected`
+    error's message is safe to show; anything else is logged with its
+    traceback and the client gets `fallback`.
+    """
+
+    def __init__(self, stages: _Stages, name: str, *, event_stage: str, expected: type[AskdocsError] | None,
+                 fallback: str, timing: str | None, committed: bool, attrs: dict[str, Any]) -> None:
+        self.stages = stages
+        self.name = name
+        self.event_stage = event_stage
+        self.expected = expected
+        self.fallback = fallback
+        self.timing = timing
+        self.committed = committed      # sources are out: every failure is an error event
+        self.partial: str | None = None     # the answer text streamed before a failure
+        self.failure: ErrorEvent | None = None
+        self._span_cm = tracing.child_span(name, stages.answer, **attrs)
+        self.started = 0.0      # perf_counter when the stage began
+
+    def __enter__(self) -> _Stage:
+        self.span = self._span_cm.__enter__()
+        self.started = time.perf_counter()
+        return self
+
+    def _expected(self, exc: BaseException) -> bool:
+        return self.expected is not None and isinstance(exc, self.expected)
+
+    @property
+    def carrier(self) -> dict[str, Any]:
+        return self.stages.carrier(self.span)
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+        if self.timing is not None and (exc is None or self._expected(exc)):
+            setattr(self.stages.timings, self.timing, _ms(self.started))
+        if not isinstance(exc, Exception) or (not self.committed and isinstance(exc, (Busy, InvalidRequest))):
+            return bool(self._span_cm.__exit__(exc_type, exc, tb))      # success, cancellation, or a 503/422
+        if isinstance(exc, Busy):
+            message = "the model is at capacity"
+        elif self._expected(exc):
+            message = str(exc)
+            if isinstance(exc, EngineError) and exc.partial:
+                self.partial = exc.partial
+        else:
+            log.exception("%s failed [trace %s]", self.name, self.stages.trace_id, exc_info=exc)
+            message = self.fallback
+        tracing.record_error(self.span, self.event_stage, exc)
+        tracing.record_error(self.stages.answer, self.event_stage, exc)
+        self._span_cm.__exit__(None, None, None)
+        self.failure = ErrorEvent(stage=self.event_stage, message=message, partial=self.partial or None,
+                                  trace_id=self.stages.trace_id)
+        return True
 
 
 async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: str,
                clock: _Clock) -> AsyncIterator[Event]:
-    pipeline, answer_span = stages.pipeline, stages.answer
+    pipeline = stages.pipeline
     t = clock.timings
     k = min(req.k or settings.default_k, settings.prompt_max_sources)
 
-    step = time.perf_counter()
-    try:
-        with tracing.child_span("retrieval", answer_span, k=k) as span:
-            passages = await pipeline.search(req.question, k, req.collection, **stages.carrier(span))
-    except (Busy, InvalidRequest):
-        raise
-    except RetrievalError as e:
-        t.retrieval_ms = _ms(step)
-        stages.failed("retrieval", e)
-        yield ErrorEvent(stage="retrieval", message=str(e), trace_id=trace_id)
+    with stages.stage("retrieval", event_stage=RetrievalError.stage, expected=RetrievalError,
+                      fallback="retrieval failed", timing="retrieval_ms", k=k) as stage:
+        passages = await pipeline.search(req.question, k, req.collection, **stage.carrier)
+    if stage.failure is not None:
+        yield stage.failure
         return
-    except Exception as e:
-        log.exception("retrieval failed [trace %s]", trace_id)
-        stages.failed("retrieval", e)
-        yield ErrorEvent(stage="retrieval", message="retrieval failed", trace_id=trace_id)
-        return
-    t.retrieval_ms = _ms(step)
     passages = passages[:k]
     # Sent once the answer cannot become a 503 any more: the Gate refused (no model
     # call), or the Generator accepted the request (its stream's first item).
@@ -138,11 +191,13 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
                                               cosine=p.cosine, bm25=p.bm25, fusion=p.fusion)
                                     for n, p in enumerate(passages, start=1)])
 
-    step = time.perf_counter()
-    with tracing.child_span("gate", answer_span) as span:
-        decision = await pipeline.decide(req.question, passages, **stages.carrier(span))
-        span.set_attribute("askdocs.gate.passed", decision.passed)
-    t.gate_ms = _ms(step)
+    with stages.stage("gate", event_stage="internal", expected=None, fallback="the gate failed",
+                      timing="gate_ms") as stage:
+        decision = await pipeline.decide(req.question, passages, **stage.carrier)
+        stage.span.set_attribute("askdocs.gate.passed", decision.passed)
+    if stage.failure is not None:
+        yield stage.failure
+        return
     if not decision.passed:
         yield sources
         yield TokenEvent(text=REFUSAL_SENTENCE)
@@ -157,17 +212,16 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
     parts: list[str] = []
     finish = None
     usage = UsageOut()
-    step = time.perf_counter()
-    with tracing.child_span("generation", answer_span) as gen_span:
-        stream = pipeline.stream(prompt, params, **stages.carrier(gen_span))
-        sent_sources = False
+    with stages.stage("generation", event_stage=EngineError.stage, expected=EngineError,
+                      fallback="generation failed", timing="generation_ms") as stage:
+        stream = pipeline.stream(prompt, params, **stage.carrier)
         try:
             # The first item means the Generator accepted the request: the deployed one
             # sends an empty delta when its replica takes the request (a slot, before
             # prefill). A full queue raises Busy here, while the ingress can still say 503.
             next_delta = await anext(stream, None)
             yield sources
-            sent_sources = True
+            stage.committed = True
             while (delta := next_delta) is not None:
                 next_delta = None
                 text = scaffold.feed(delta.text) if delta.text else ""
@@ -175,66 +229,40 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
                     text += scaffold.flush()
                 if text:
                     if not parts:
-                        t.ttft_ms = _ms(step)
-                        tracing.first_token_event(gen_span)
+                        t.ttft_ms = _ms(stage.started)
+                        tracing.first_token_event(stage.span)
                     parts.append(text)
+                    stage.partial = "".join(parts)
                     yield TokenEvent(text=text)
                 if delta.finish_reason is not None:
                     finish = delta.finish_reason
                     if delta.usage is not None:
                         usage = UsageOut(prompt_tokens=delta.usage.prompt_tokens,
                                          completion_tokens=delta.usage.completion_tokens)
-                    tracing.record_generation(gen_span, input_tokens=usage.prompt_tokens,
+                    tracing.record_generation(stage.span, input_tokens=usage.prompt_tokens,
                                               output_tokens=usage.completion_tokens, finish_reason=finish)
                     break
                 next_delta = await anext(stream, None)
-        except Busy:
-            if not sent_sources:
-                raise
-            _failed_stage(gen_span, stages, Busy())
-            yield ErrorEvent(stage="generation", message="the model is at capacity", trace_id=trace_id)
-            return
-        except EngineError as e:
-            t.generation_ms = _ms(step)
-            _failed_stage(gen_span, stages, e)
-            if not sent_sources:
-                yield sources
-            yield ErrorEvent(stage="generation", message=str(e), partial=e.partial or "".join(parts) or None,
-                             trace_id=trace_id)
-            return
-        except Exception as e:
-            log.exception("generation failed [trace %s]", trace_id)
-            _failed_stage(gen_span, stages, e)
-            if not sent_sources:
-                yield sources
-            yield ErrorEvent(stage="generation", message="generation failed",
-                             partial="".join(parts) or None, trace_id=trace_id)
-            return
         finally:
             await stream.aclose()       # cancels generation when we leave early (client gone)
-    t.generation_ms = _ms(step)
+    if stage.failure is not None:
+        if not stage.committed:
+            yield sources
+        yield stage.failure
+        return
 
     answer = "".join(parts).strip()
-    try:
-        with tracing.child_span("citations", answer_span) as span:
-            result = await pipeline.check(answer, passages, **stages.carrier(span))
-            span.set_attribute("askdocs.citations.invalid", len(result.invalid_citations))
-    except Exception as e:
-        log.exception("citation check failed [trace %s]", trace_id)
-        stages.failed("internal", e)
-        yield ErrorEvent(stage="internal", message="the answer could not be checked", partial=answer,
-                         trace_id=trace_id)
+    with stages.stage("citations", event_stage="internal", expected=None,
+                      fallback="the answer could not be checked", committed=True) as stage:
+        stage.partial = answer
+        result = await pipeline.check(answer, passages, **stage.carrier)
+        stage.span.set_attribute("askdocs.citations.invalid", len(result.invalid_citations))
+    if stage.failure is not None:
+        yield stage.failure
         return
     t.total_ms = _ms(clock.start)
     yield _done(answer, result, "model" if result.refused else None, finish == "length", usage, t,
                 settings.cost_usd(usage.prompt_tokens, usage.completion_tokens), trace_id)
-
-
-def _failed_stage(span: Span, stages: _Stages, exc: BaseException) -> None:
-    """A failure caught inside the stage span (it becomes an error event, so
-    the span's own exception handling never sees it)."""
-    tracing.record_error(span, "generation", exc)
-    stages.failed("generation", exc)
 
 
 def _done(answer: str, result: CheckResult, refusal_stage: str | None, truncated: bool, usage: UsageOut,
