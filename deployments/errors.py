@@ -1,20 +1,22 @@
 """Errors of the serving side, one root so one `except` catches them all.
 
-AskdocsError
+AskdocsError              anything else (HTTP 500, stage "internal")
 ├─ ConfigError            bad settings / YAML args; raised at start-up, never per request
 ├─ Busy                   a downstream deployment is at capacity (HTTP 503, stage "capacity")
-├─ RetrievalError         the index could not be searched (stage "retrieval")
+├─ RetrievalError         the index could not be searched (HTTP 502, stage "retrieval")
 │  ├─ McpUnavailable      the MCP server died and a restart did not help
 │  └─ McpTimeout          a call exceeded the per-call timeout
 ├─ InvalidRequest         the request cannot be served as asked (HTTP 422, stage "request")
 │  ├─ UnknownCollection   it named a collection the index does not have
 │  └─ InvalidQuestion     the index rejected its arguments (e.g. a question of only stopwords)
-└─ EngineError            the model could not produce an answer (stage "generation")
+└─ EngineError            the model could not produce an answer (HTTP 502, stage "generation")
    ├─ EngineUnavailable   connection refused, engine not started, HTTP 5xx
    ├─ EngineTimeout       no chunk within the per-chunk read timeout
    └─ IncompleteStream    the stream ended without a finish reason
 
-They are mapped once: to HTTP status / SSE `error` events in the ingress.
+Each class carries its `stage` and HTTP `status`; serve_app/errors.py maps
+them to a response in one place, and an answer's failing stage becomes its one
+SSE `error` event in serve_app/answer.py.
 Messages are safe to show to a client (no paths, no tracebacks).
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ class AskdocsError(Exception):
     """Root of every error askdocs raises on purpose."""
 
     stage: str = "internal"
+    status: int = 500
 
 
 class ConfigError(AskdocsError):
@@ -34,6 +37,7 @@ class Busy(AskdocsError):
     """A downstream deployment is at capacity (its queue is full): HTTP 503."""
 
     stage = "capacity"
+    status = 503
 
     def __init__(self, message: str = "at capacity", *, retry_after_s: float | None = None) -> None:
         super().__init__(message)
@@ -44,6 +48,7 @@ class RetrievalError(AskdocsError):
     """The index could not be searched."""
 
     stage = "retrieval"
+    status = 502
 
 
 class McpUnavailable(RetrievalError):
@@ -58,6 +63,7 @@ class EngineError(AskdocsError):
     """The engine failed to produce an answer."""
 
     stage = "generation"
+    status = 502
 
     def __init__(self, message: str, *, partial: str = "") -> None:
         super().__init__(message)
@@ -80,6 +86,7 @@ class InvalidRequest(AskdocsError):
     """The client's request cannot be served as asked (HTTP 422); the message says what to change."""
 
     stage = "request"
+    status = 422
 
 
 class UnknownCollection(InvalidRequest):

@@ -28,10 +28,11 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from deployments.errors import Busy, InvalidRequest
+from deployments.errors import AskdocsError
 from serve_app.answer import answer_events, new_trace_id
 from serve_app.archive import archive_route
 from serve_app.edge_limits import edge_middleware
+from serve_app.errors import busy_response, error_response, response_for, status_for_stage
 from serve_app.pipeline import Pipeline
 from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
                                 SourcesEvent, TokenEvent, sse)
@@ -57,18 +58,6 @@ class BodyTimeout(Exception):
 
 
 # ------------------------------------------------------------------ responses
-
-def error_response(status: int, stage: str, message: str, headers: dict[str, str] | None = None,
-                   *, trace_id: str | None = None, partial: str | None = None) -> JSONResponse:
-    body = Envelope(success=False, error=EnvelopeError(stage=stage, message=message, trace_id=trace_id,
-                                                       partial=partial))
-    return JSONResponse(body.model_dump(exclude_none=True) | {"data": None}, status_code=status, headers=headers)
-
-
-def busy_response(retry_after_s: float) -> JSONResponse:
-    return error_response(503, "capacity", "the service is at capacity; retry later",
-                          {"Retry-After": str(max(1, round(retry_after_s)))})
-
 
 def _validation_message(e: ValidationError) -> str:
     parts = []
@@ -150,8 +139,7 @@ def _envelope(events: list[Event]) -> tuple[int, Envelope]:
     if isinstance(last, DoneEvent):
         return 200, Envelope(success=True, data=AnswerData(**last.model_dump(), sources=sources))
     if isinstance(last, ErrorEvent):
-        status = 500 if last.stage == "internal" else 502
-        return status, Envelope(success=False, error=EnvelopeError(stage=last.stage, message=last.message,
+        return status_for_stage(last.stage), Envelope(success=False, error=EnvelopeError(stage=last.stage, message=last.message,
                                                                   trace_id=last.trace_id, partial=last.partial))
     return 500, Envelope(success=False, error=EnvelopeError(stage="internal", message="no answer produced"))
 
@@ -215,10 +203,8 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
             collected = await cancel_on_disconnect(request, _collect(events))
             status, envelope = _envelope(collected)
             return JSONResponse(envelope.model_dump(), status_code=status, headers={"X-Trace-Id": trace_id})
-        except Busy as e:
-            return busy_response(e.retry_after_s or settings.retry_after_s)
-        except InvalidRequest as e:          # unknown collection, a question the index cannot search
-            return error_response(422, "request", str(e))
+        except AskdocsError as e:       # Busy (503), InvalidRequest (422): raised before any event
+            return response_for(e, retry_after_s=settings.retry_after_s)
         except ClientGone:
             log.info("client left before the answer [trace %s]", trace_id)
             return Response(status_code=499)
