@@ -63,6 +63,8 @@ LEVERS: dict[str, Ranking] = {
     "doc bm25 w1 + dense w2": replace(BASE, doc_bm25_weight=1.0, dense_weight=2.0),
     "doc bm25 w0.5 + bm25 w0.5": replace(BASE, doc_bm25_weight=0.5, bm25_weight=0.5),
     "doc bm25 w1 + bm25 w0.5": replace(BASE, doc_bm25_weight=1.0, bm25_weight=0.5),
+    "doc bm25 w0.5 + dense w2": replace(BASE, doc_bm25_weight=0.5, dense_weight=2.0),
+    "doc bm25 w1 + dense w3": replace(BASE, doc_bm25_weight=1.0, dense_weight=3.0),
 }
 OOS_CHUNKS = 50   # as benchmarks/retrieval_oos.py asks
 
@@ -103,8 +105,26 @@ def oos_scores(index: Index, corpus: str, ranking: Ranking) -> dict:
         per.append(metrics.per_question(metrics.distinct(sources)[:10], {q["gold"], *q["also"]}, sources))
     out = {name: round(statistics.fmean(p[name] for p in per), 4) for name in per[0]}
     out["n"] = len(dev)
+    out.update(gate_scores(index, corpus, dev))
     out["p50_ms"] = round(statistics.median(latencies), 2)
     return out
+
+
+def gate_scores(index: Index, corpus: str, dev: list[dict]) -> dict:
+    """The shipped Gate (benchmarks/retrieval_oos.py's replica) over the first 4 chunks of each dev question."""
+    from benchmarks.oos import metrics
+    from benchmarks.oos.questions import off_topic
+    from benchmarks.retrieval_oos import gate_passes, shipped_gate
+
+    rule = shipped_gate()
+
+    def passes(question: str) -> bool:
+        hits = index.search(question, metrics.CHUNKS_TO_MODEL, corpus)
+        return gate_passes([(h.cosine, h.coverage) for h in hits], **rule)
+
+    off = off_topic(corpus, "dev")
+    return {"gate_answerable_refused": sum(not passes(q["question"]) for q in dev),
+            "gate_off_topic_refused": f"{sum(not passes(q['question']) for q in off)}/{len(off)}"}
 
 
 def main() -> int:

@@ -30,7 +30,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 if str(Path(__file__).resolve().parents[1]) not in sys.path:   # after PYTHONPATH: a docindex given there wins
@@ -190,7 +190,11 @@ def main() -> None:
     parser.add_argument("--no-cli-check", action="store_true", help="Skip the `docindex search --json` check.")
     parser.add_argument("--db", type=Path, default=None, help="Index to score (default var/oos/<corpus>.db).")
     parser.add_argument("--name", default=None, help="Result file stem (default retrieval_oos_<corpus>_<split>).")
+    parser.add_argument("--ranking", default=None, metavar="JSON",
+                        help='Ranking knobs over the shipped default, e.g. \'{"doc_bm25_weight": 1}\' (dev only).')
     args = parser.parse_args()
+    if args.ranking and args.split != "dev":
+        sys.exit("retrieval_oos: --ranking is for tuning, on the dev half only")
     corpus = CORPORA[args.corpus]
     db = args.db or corpus.db
     if not db.exists():
@@ -201,6 +205,9 @@ def main() -> None:
     qs, off = questions(args.corpus, args.split), off_topic(args.corpus, args.split)
     baseline = WholeDocumentBM25(corpus, rebuild=args.rebuild_baseline)
     with Index(db) as index:
+        if args.ranking:
+            index.ranking = replace(index.ranking, **json.loads(args.ranking))
+            args.no_cli_check = True       # the CLI searches with the shipped ranking
         index.search("warm up", k=1, collection=args.corpus)
         ours = [{"id": q["id"], **run_ours(index, q["question"], args.corpus)} for q in qs]
         off_ours = [{"id": q["id"], **run_ours(index, q["question"], args.corpus)} for q in off]

@@ -66,13 +66,16 @@ def build(keys: np.ndarray, vectors: np.ndarray, path: Path, *, threads: int = 1
 
 
 class Ann:
-    """An ANN file opened for search; its keys must be `ids` (the collection's chunk ids, in order)."""
+    """An ANN file opened for search; its keys must be `ids` (the collection's chunk ids, in order).
+    The file must not change while open: ann_build writes each under a new name and only deletes old ones."""
 
     def __init__(self, path: Path, *, ids: np.ndarray, dim: int, ef_search: int = EF_SEARCH) -> None:
         import faiss
 
+        # Mapped in place where faiss can (1.11+): opening reads no vectors; pages load as searches touch them.
+        flags = getattr(faiss, "IO_FLAG_MMAP_IFC", 0)
         try:
-            index = faiss.read_index(str(path))
+            index = faiss.read_index(str(path), flags)
         except RuntimeError as exc:      # faiss reports a bad file as RuntimeError
             raise ValueError(f"{path}: not an ANN file ({str(exc).splitlines()[0]})") from None
         if not isinstance(index, faiss.IndexIDMap2) or index.d != dim:

@@ -53,11 +53,11 @@ def write(conn: sqlite3.Connection, db: Path, version: int, *, changed: str | No
         entry["file"] = f"{hashlib.sha256(name.encode()).hexdigest()[:12]}-{token}{ann.SUFFIX}"
         ann.build(ids, snapshot.matrix[start:end], where / entry["file"], threads=_threads())
         collections[name] = entry
-    postings = f"{token}.postings"
-    ann_sidecar.save_postings(snapshot.lexical, where / postings)
+    arrays = f"{token}.arrays"
+    ann_sidecar.save_arrays(snapshot.lexical, snapshot.matrix, where / arrays)
     manifest = {"format": ann_sidecar.FORMAT, "token": token, "index_version": version,
                 "ids_sha256": ann_sidecar.digest(snapshot.ids), "n_docs": snapshot.lexical.n_docs,
-                "ef_search": ann.EF_SEARCH, "postings": postings, "collections": collections}
+                "ef_search": ann.EF_SEARCH, "arrays": arrays, "collections": collections}
     partial = where / f"{token}.json.partial"
     partial.write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
     os.replace(partial, where / f"{token}.json")

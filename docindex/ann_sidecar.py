@@ -3,7 +3,8 @@
 An index of `min_chunks()` chunks or more gets a folder `<db>.search/`:
 
     <token>.json               the manifest: index version, chunk ids' digests, files
-    <token>.postings/          lexical.Lexical's arrays (.npy, memory-mapped at open)
+    <token>.arrays/            per row: the unit vectors and lexical.Lexical's BM25 postings
+                               (.npy, memory-mapped at open: opening reads neither)
     <name-hash>-<token>.faiss    one ANN graph per collection of min_chunks() or more
 
 The writer (ann_build.py) writes them inside the ingest transaction, before
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 META_KEY = "search_files"
 FORMAT = 1
 _ARRAYS = ("offsets", "rows", "tf", "norm", "chunk_ids")
-_VERSIONED = re.compile(r"(?:^|-)v(\d+)-[0-9a-f]+(?:\.json|\.postings|\.faiss)(?:\.partial)?$")
+_VERSIONED = re.compile(r"(?:^|-)v(\d+)-[0-9a-f]+(?:\.json|\.arrays|\.faiss)(?:\.partial)?$")
 
 
 def folder(db: Path) -> Path:
@@ -56,6 +57,7 @@ class Opened:
 
     postings: lexical.Lexical | None = None
     anns: dict[str, ann.Ann] = field(default_factory=dict)
+    matrix: np.ndarray | None = None        # (rows, dim) float32 unit vectors, memory-mapped
     token: str | None = None
 
 
@@ -86,20 +88,25 @@ def open_for(conn: sqlite3.Connection, db: Path | None, version: int, ids: np.nd
                 raise ValueError(f"collection {name!r} has other chunks than its ANN file")
             anns[name] = ann.Ann(where / entry["file"], ids=ids[start:end], dim=dim,
                                  ef_search=int(manifest["ef_search"]))
-        postings = load_postings(where / manifest["postings"], ids, int(manifest["n_docs"]))
+        postings = load_postings(where / manifest["arrays"], ids, int(manifest["n_docs"]))
+        matrix = np.load(where / manifest["arrays"] / "vectors.npy", mmap_mode="r", allow_pickle=False)
+        if matrix.shape != (len(ids), dim) or matrix.dtype != np.float32:
+            raise ValueError(f"vectors of shape {matrix.shape}, not ({len(ids)}, {dim})")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        log.warning("%s: search files %s not used (%s): exact scan, BM25 postings from SQLite", db, token, exc)
+        log.warning("%s: search files %s not used (%s): exact scan, vectors and BM25 postings from SQLite",
+                    db, token, exc)
         return Opened()
-    return Opened(postings, anns, token)
+    return Opened(postings, anns, matrix, token)
 
 
-# ---------------------------------------------------------------- BM25 postings on disk
+# ---------------------------------------------------------------- per-row arrays on disk
 
-def save_postings(postings: lexical.Lexical, path: Path) -> None:
-    """lexical.Lexical's arrays as .npy files in the folder `path` (written whole, then renamed)."""
+def save_arrays(postings: lexical.Lexical, matrix: np.ndarray, path: Path) -> None:
+    """The vectors and lexical.Lexical's arrays as .npy files in the folder `path` (written whole, then renamed)."""
     partial = path.with_name(path.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
+    np.save(partial / "vectors.npy", np.ascontiguousarray(matrix, dtype=np.float32))
     terms = sorted(postings.term_index, key=postings.term_index.__getitem__)
     (partial / "terms.json").write_text(json.dumps(terms, ensure_ascii=False))
     for name in _ARRAYS:
@@ -131,7 +138,7 @@ def prune(db: Path, keep: str | None, version: int) -> None:
     if keep:
         try:
             manifest = json.loads((where / f"{keep}.json").read_text())
-            named = {f"{keep}.json", manifest["postings"], *(e["file"] for e in manifest["collections"].values())}
+            named = {f"{keep}.json", manifest["arrays"], *(e["file"] for e in manifest["collections"].values())}
         except (OSError, ValueError, KeyError, TypeError):
             return      # cannot tell what is in use: delete nothing
     for entry in where.iterdir():

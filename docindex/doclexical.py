@@ -78,13 +78,16 @@ def _no_phrases(i: int) -> tuple[np.ndarray, np.ndarray]:   # every token is pas
     raise AssertionError("document postings score single tokens only")
 
 
-def best_chunks(doc_ids: np.ndarray, chunk_ids: np.ndarray, cosines: np.ndarray,
+def best_chunks(doc_ids: np.ndarray, chunk_ids: np.ndarray, matrix: np.ndarray, query: np.ndarray,
                 wanted: np.ndarray) -> dict[int, int]:
-    """For each document in `wanted`: its chunk with the highest cosine (ties: lowest chunk id).
-    `doc_ids`, `chunk_ids`, `cosines` are aligned (one collection's rows)."""
+    """For each document in `wanted`: its chunk with the highest cosine to `query` (ties: lowest
+    chunk id). `doc_ids`, `chunk_ids`, `matrix` (unit rows) are aligned: one collection's rows.
+    Only the wanted documents' rows are scored (the dense stage may not have scanned them all)."""
     rows = np.flatnonzero(np.isin(doc_ids, wanted))
     if not len(rows):
         return {}
+    cosines = np.zeros(len(doc_ids), dtype=np.float64)
+    cosines[rows] = matrix[rows] @ query
     rows = rows[np.lexsort((chunk_ids[rows], -cosines[rows], doc_ids[rows]))]
     docs = doc_ids[rows]
     firsts = rows[np.r_[True, docs[1:] != docs[:-1]]]

@@ -156,7 +156,7 @@ class Index:
                     docs, values = snapshot.document_postings().rank(phrases, start, end, CANDIDATES)
                     doc_bm25 = dict(zip(docs.tolist(), values.tolist()))
                     doc_best = doclexical.best_chunks(snapshot.doc_ids[start:end], snapshot.ids[start:end],
-                                                      scores, docs)
+                                                      snapshot.matrix[start:end], query_vector, docs)
             t3 = clock()
             dense_weight = ranking.dense_weight
             if self._dense_is_blind_to(query):

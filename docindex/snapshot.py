@@ -49,14 +49,10 @@ class Snapshot:
     def load(cls, conn: sqlite3.Connection, version: int, dim: int, db: Path | None = None) -> "Snapshot":
         """`db`: the index file, whose search files (ann_sidecar.py) are used when they match; None: not used."""
         rows = conn.execute(
-            "SELECT c.id, c.collection, v.embedding, c.doc_id FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+            "SELECT c.id, c.collection, c.doc_id FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
             "ORDER BY c.collection, c.id").fetchall()
         ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        doc_ids = np.fromiter((row[3] for row in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), dim)
-        # Vectors are stored normalized; normalize again so a foreign writer cannot skew cosines.
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix = np.ascontiguousarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
+        doc_ids = np.fromiter((row[2] for row in rows), dtype=np.int64, count=len(rows))
         slices: dict[str, tuple[int, int]] = {}
         for row_index, row in enumerate(rows):
             start, _ = slices.get(row[1], (row_index, row_index))
@@ -64,8 +60,21 @@ class Snapshot:
         names = frozenset(name for (name,) in conn.execute("SELECT DISTINCT collection FROM documents"))
         id_order = np.argsort(ids, kind="stable")
         opened = ann_sidecar.open_for(conn, db, version, ids, slices, dim)
+        matrix = opened.matrix if opened.matrix is not None else _read_matrix(conn, len(ids), dim)
         postings = opened.postings or lexical.Lexical.load(conn, ids, lambda wanted: rows_of(ids, id_order, wanted))
         return cls(version, ids, doc_ids, matrix, slices, names, id_order, postings, anns=opened.anns)
+
+
+def _read_matrix(conn: sqlite3.Connection, n: int, dim: int) -> np.ndarray:
+    """The vectors in Snapshot.load's row order, from SQLite (no search files)."""
+    blobs = conn.execute("SELECT v.embedding FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
+                         "ORDER BY c.collection, c.id").fetchall()
+    if len(blobs) != n:    # cannot happen inside one read transaction; guard anyway
+        raise ValueError(f"{len(blobs)} vectors for {n} chunks")
+    matrix = np.frombuffer(b"".join(blob for (blob,) in blobs), dtype=np.float32).reshape(n, dim)
+    # Vectors are stored normalized; normalize again so a foreign writer cannot skew cosines.
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
 def rows_of(ids: np.ndarray, id_order: np.ndarray, chunk_ids: np.ndarray) -> np.ndarray:

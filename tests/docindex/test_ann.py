@@ -85,8 +85,10 @@ def test_ann_agrees_with_the_exact_scan(two, fake_embedder):
                         results(exact, query, collection=collection, mode=mode), (query, collection, mode)
 
 
-def test_postings_file_equals_the_postings_read_from_sqlite(two, fake_embedder):
+def test_arrays_files_equal_what_is_read_from_sqlite(two, fake_embedder):
     with Index(two, embedder=fake_embedder) as fast, Index(two, embedder=fake_embedder, exact=True) as exact:
+        assert isinstance(fast._snapshot.matrix, np.memmap)
+        assert np.array_equal(fast._snapshot.matrix, exact._snapshot.matrix)
         a, b = fast._snapshot.lexical, exact._snapshot.lexical
         assert a.term_index == b.term_index and a.n_docs == b.n_docs
         for name in ("offsets", "rows", "tf", "norm", "chunk_ids"):
@@ -122,7 +124,7 @@ def test_files_of_another_version_are_never_used(two, fake_embedder):
         assert not fast._snapshot.anns      # fell back to the exact scan
 
 
-@pytest.mark.parametrize("damage", ["truncate-ann", "other-ids", "missing-postings"])
+@pytest.mark.parametrize("damage", ["truncate-ann", "other-ids", "missing-arrays", "short-vectors"])
 def test_damaged_or_mismatched_files_fall_back_to_exact(two, fake_embedder, damage):
     where = ann_sidecar.folder(two)
     with sqlite3.connect(two) as conn:
@@ -133,11 +135,14 @@ def test_damaged_or_mismatched_files_fall_back_to_exact(two, fake_embedder, dama
     elif damage == "other-ids":
         manifest["collections"]["big"]["ids_sha256"] = "0" * 64
         (where / f"{token}.json").write_text(json.dumps(manifest))
-    else:
-        for part in (where / manifest["postings"]).iterdir():
+    elif damage == "missing-arrays":
+        for part in (where / manifest["arrays"]).iterdir():
             part.unlink()
+    else:
+        vectors = where / manifest["arrays"] / "vectors.npy"
+        np.save(vectors, np.load(vectors)[:-1])
     with Index(two, embedder=fake_embedder) as fast, Index(two, embedder=fake_embedder, exact=True) as exact:
-        assert not fast._snapshot.anns
+        assert not fast._snapshot.anns and not isinstance(fast._snapshot.matrix, np.memmap)
         for query in QUERIES:
             assert results(fast, query) == results(exact, query)
 

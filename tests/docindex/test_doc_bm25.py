@@ -111,6 +111,7 @@ def test_fuse_documents_adds_the_rank_share_in_place() -> None:
 def test_best_chunks_picks_each_documents_closest_chunk() -> None:
     doc_ids = np.array([1, 1, 2, 2, 3], dtype=np.int64)
     chunk_ids = np.array([5, 6, 7, 8, 9], dtype=np.int64)
-    cosines = np.array([0.2, 0.4, 0.3, 0.3, 0.9])
-    assert doclexical.best_chunks(doc_ids, chunk_ids, cosines, np.array([2, 1])) == {1: 6, 2: 7}
-    assert doclexical.best_chunks(doc_ids, chunk_ids, cosines, np.array([4])) == {}
+    matrix = np.array([[0.2], [0.4], [0.3], [0.3], [0.9]])      # one dimension: the cosine is the value
+    query = np.array([1.0])
+    assert doclexical.best_chunks(doc_ids, chunk_ids, matrix, query, np.array([2, 1])) == {1: 6, 2: 7}
+    assert doclexical.best_chunks(doc_ids, chunk_ids, matrix, query, np.array([4])) == {}
