@@ -1,6 +1,9 @@
 """Which ANN library: recall@10 against the exact scan, query latency, build time, memory, file size.
 
-    nice -n 10 .venv/bin/python benchmarks/ann_compare.py --n 100000 [--libs usearch,hnswlib,faiss,sqlite-vec]
+    nice -n 10 .venv/bin/python benchmarks/ann_compare.py --n 100000 [--libs exact,faiss,hnswlib,usearch]
+    .venv/bin/python benchmarks/ann_compare.py --n 100000 --rows-from LOG   # the table from a run's printed rows
+
+hnswlib and usearch are not project dependencies: `pip install hnswlib usearch` to compare them.
 
 Vectors: benchmarks/ann_data.py's synthetic clustered 384-d unit vectors
 (seed 1). The search breadth (ef) of each HNSW library is chosen on *tune*
@@ -11,12 +14,13 @@ figures are not tuned on what they report. All HNSW graphs: 16 links per node
 thread; queries one at a time on 1 thread, as a search runs in the index
 server. Each library runs in its own process (memory is that process's RSS
 growth from building, over the data it was given). "open" is loading the
-saved file as the index server would (memory-mapped where the library can).
-sqlite-vec's vec0 is an exact (brute-force) KNN, listed for completeness.
+saved file back (faiss here reads it whole; docindex maps it in place).
+sqlite-vec is not run (see LIBS).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -198,6 +202,9 @@ def main() -> None:
     parser.add_argument("--libs", default=",".join(LIBS))
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--name", default=None, help="results file name (default ann_compare_<n>)")
+    parser.add_argument("--rows-from", type=Path, default=None,
+                        help="write the table from the rows a run printed (one per line) instead of running")
+    parser.add_argument("--note", default="", help="a line added under the table")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(run_one(args.child, args.n)))
@@ -205,7 +212,10 @@ def main() -> None:
     result: dict = {"machine": machine(), "k": K, "tune_recall": TUNE_RECALL, "M": M,
                     "ef_construction": EF_CONSTRUCTION, "rows": [],
                     "command": " ".join(["benchmarks/ann_compare.py", *sys.argv[1:]])}
-    for name in args.libs.split(","):
+    if args.rows_from:
+        rows = [ast.literal_eval(line) for line in args.rows_from.read_text().splitlines() if line.startswith("{")]
+        result["rows"] = list({row["lib"]: row for row in rows if row["n"] == args.n}.values())
+    for name in args.libs.split(",") if not args.rows_from else []:
         out = subprocess.run([sys.executable, __file__, "--child", name, "--n", str(args.n)],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
@@ -234,6 +244,8 @@ def main() -> None:
         lines.append(f"| {r['lib']} | {r['ef_search'] or '-'} | {r['recall_at_10']} | {r['query_ms']['p50']} / "
                      f"{r['query_ms']['p95']} | {r['query_cpu_ms_mean']} | {r['build_s']} / {r['build_cpu_s']} | {r['build_rss_mb']} | {r['file_mb']} | "
                      f"{r['open_s'] if r['open_s'] is not None else '-'} |")
+    if args.note:
+        lines += ["", args.note]
     write_results(args.name or f"ann_compare_{args.n}", result, "\n".join(lines) + "\n")
 
 
