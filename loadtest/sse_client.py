@@ -1,49 +1,21 @@
 """Read one askdocs SSE answer: the parsing half of the Locust user.
 
 Kept free of Locust imports (Locust monkey-patches the standard library with
-gevent on import), so tests can drive it directly.
+gevent on import), so tests can drive it directly. The SSE parsing itself is
+the project's one reader, deployments/sse.py.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from deployments.sse import SseEvent, iter_events
 
-@dataclass(frozen=True)
-class SseEvent:
-    event: str
-    data: str
-
-
-def iter_events(lines: Iterable[str | bytes]) -> Iterator[SseEvent]:
-    """Server-sent events from a line stream (the subset askdocs uses).
-
-    ``event:`` names the event, ``data:`` lines are joined with newlines,
-    ``:`` lines are comments (keep-alives), a blank line dispatches.
-    """
-    name, data = "", []
-    for raw in lines:
-        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        line = line.rstrip("\r\n")
-        if not line:
-            if data or name:
-                yield SseEvent(name or "message", "\n".join(data))
-            name, data = "", []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "event":
-            name = value
-        elif field == "data":
-            data.append(value)
-    # A final event without its blank line is not dispatched (SSE spec): the
-    # stream was cut mid-event.
+__all__ = ["Answer", "Ending", "SseEvent", "ended_in_window", "iter_events", "read_answer"]
 
 
 class Ending(Enum):

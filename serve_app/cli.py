@@ -17,23 +17,17 @@ from typing import Iterator
 import click
 import httpx
 
+from deployments.sse import iter_events
 from serve_app.config_check import check_file
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 
 def iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict]]:
-    """(event, data) pairs from SSE lines."""
-    event, data = "message", []
-    for line in lines:
-        if not line:
-            if data:
-                yield event, json.loads("\n".join(data))
-            event, data = "message", []
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].strip())
+    """(event, data) pairs of an askdocs answer stream (deployments.sse reads it)."""
+    for event in iter_events(lines):
+        if event.data:
+            yield event.event, json.loads(event.data)
 
 
 @click.group()

@@ -24,6 +24,7 @@ import httpx
 from deployments.citation_grammar import citation_gbnf
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable
+from deployments.sse import aiter_events
 
 GRAMMAR_FIELDS = ("none", "llama-server", "vllm")
 
@@ -85,10 +86,10 @@ class OpenAIEngine(Engine):
                 if resp.status_code >= 400:
                     raise EngineError(f"model server rejected the request (HTTP {resp.status_code})")
                 self._active[params.request_id] = resp
-                async for line in resp.aiter_lines():
-                    if not line.startswith("data:"):
+                async for event in aiter_events(resp.aiter_lines()):
+                    data = event.data.strip()
+                    if not data:
                         continue
-                    data = line[5:].strip()
                     if data == "[DONE]":
                         break
                     chunk = json.loads(data)
