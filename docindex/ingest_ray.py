@@ -43,6 +43,7 @@ from .ingest import EMBED_MAX_TEXTS, FileResult, IngestReport, ingest, read_file
 
 EXTRA = "ray-ingest"
 FILES_PER_BATCH = 4             # files per map_batches call: small, so work spreads evenly and streams
+START_ATTEMPTS = 3              # a new local Ray that timed out starting is retried (see _connected)
 CONNECT_TIMEOUT_S = 5.0         # a HOST:PORT that does not answer this fast is reported unreachable
 # Passed to every worker so the driver and the workers resolve the same model file.
 _WORKER_ENV = ("DOCINDEX_CACHE_DIR", "DOCINDEX_REQUANTIZE", "XDG_CACHE_HOME")
@@ -113,10 +114,17 @@ def _connected(address: str | None, workers: int | None) -> Iterator[None]:
         options["runtime_env"] = {"env_vars": env}
     if address == "local":
         options.update(num_cpus=workers, include_dashboard=False)
-    try:
-        ray.init(address=address, **options)
-    except Exception as exc:        # Ray raises plain Exception too (a node that did not start)
-        raise InputError(f"cannot use the Ray cluster at {address or 'auto'}: {_first_line(exc)}") from None
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            ray.init(address=address, **options)
+            break
+        except Exception as exc:    # Ray raises plain Exception too (a node that did not start)
+            ray.shutdown()
+            # A new local node must register within Ray's fixed 30 s; on a loaded box it may not.
+            if attempt < START_ATTEMPTS and address != "auto" and "timed out during startup" in str(exc):
+                logging.getLogger(__name__).warning("the local Ray node did not start in time; retrying")
+                continue
+            raise InputError(f"cannot use the Ray cluster at {address or 'auto'}: {_first_line(exc)}") from None
     try:
         yield
     finally:
@@ -137,7 +145,10 @@ class _RayPrepare:
         resources = ray.cluster_resources()       # type: ignore[no-untyped-call]
         self.cpus = max(1, int(resources.get("CPU", 1)))
         self.gpus = int(resources.get("GPU", 0))
-        self.workers = workers or self.cpus
+        if workers and workers > self.cpus:     # actors that cannot be placed would wait forever
+            logging.getLogger(__name__).warning("--ray-workers %d: the cluster has %d CPUs; using %d",
+                                                workers, self.cpus, self.cpus)
+        self.workers = min(workers or self.cpus, self.cpus)
 
     def __call__(self, candidates: list[Candidate], known: dict[str, Any], *, force: bool,
                  max_bytes: int) -> Iterator[tuple[FileResult, np.ndarray | None]]:

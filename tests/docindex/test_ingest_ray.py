@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -159,3 +163,60 @@ def test_every_ray_option_the_operations_guide_names_is_in_the_help() -> None:
     for option in named:
         assert option in help_text, option
     assert "ray-ingest" in help_text and "ray-ingest" in guide
+
+
+# A GPU-less machine can still run the GPU pipeline (readers on CPUs, embedders asking
+# for one GPU each): Ray schedules on declared resources; onnxruntime then has no CUDA
+# provider, so the embedder runs on the CPU, and the vectors stay the local path's.
+HEAD_WITH_A_DECLARED_GPU = """
+import signal, sys, threading, ray
+stop = threading.Event()
+for sig in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(sig, lambda *_: stop.set())
+context = ray.init(address="local", num_cpus=2, num_gpus=1, include_dashboard=False, _temp_dir=sys.argv[2])
+open(sys.argv[1], "w").write(context.address_info["gcs_address"])
+while not stop.wait(1.0):
+    pass
+ray.shutdown()
+"""
+
+
+@contextmanager
+def ray_head(tmp_path: Path, *, declared_gpu: bool) -> Iterator[str]:
+    """A Ray head in its own process: `make run`'s (serve_app.launcher ray-head), or one declaring a GPU."""
+    address_file = tmp_path / "ray-address"
+    temp_dir = Path(f"/tmp/askdocs-ray-{uuid.uuid4().hex[:8]}")       # AF_UNIX paths must stay short
+    argv = ([sys.executable, "-c", HEAD_WITH_A_DECLARED_GPU, str(address_file), str(temp_dir)] if declared_gpu else
+            [sys.executable, "-m", "serve_app.launcher", "ray-head", str(address_file), str(temp_dir), "2"])
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
+           "RAY_raylet_start_wait_time_s": "120"}
+    head = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        while not (address_file.is_file() and address_file.read_text().strip()):
+            assert head.poll() is None, f"the Ray head exited with {head.returncode}"
+            time.sleep(0.5)
+        yield address_file.read_text().strip()
+    finally:
+        head.send_signal(signal.SIGTERM)
+        try:
+            head.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            head.kill()
+            head.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("declared_gpu", [False, True], ids=["make-run-head", "declared-gpu"])
+def test_a_ray_ingest_against_a_running_head_writes_what_the_local_path_writes(tmp_path: Path,
+                                                                                declared_gpu: bool) -> None:
+    docs = write_files(tmp_path / "docs", {"a.md": page("alpha", 3), "b.md": page("beta", 2), "c.txt": "TLS.\n" * 9})
+    ingest([docs], tmp_path / "local.db", "docs")
+    with ray_head(tmp_path, declared_gpu=declared_gpu) as address:
+        result = docindex("ingest", docs, "--db", tmp_path / "ray.db", "-c", "docs", "--ray", address)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("3 added, 0 changed, 0 removed, 0 unchanged, 0 skipped")
+    expected, got = dump(tmp_path / "local.db"), dump(tmp_path / "ray.db")
+    for table in expected:
+        assert got[table] == expected[table], table
