@@ -77,3 +77,19 @@ def test_make_run_answers_with_a_citation_and_ctrl_c_leaves_nothing(tmp_path: Pa
         httpx.get(f"{url}/healthz", timeout=2)
     text = log.read_text()
     assert "launch: stopped" in text and "Traceback" not in text and "make: ***" not in text
+    assert "graceful_shutdown failed" not in text                       # Ray's stop noise (serve_app/ray_quiet.py)
+
+
+def test_only_rays_shutdown_noise_is_dropped(capsys: pytest.CaptureFixture[str]) -> None:
+    from ray._private import worker
+
+    from serve_app import ray_quiet
+
+    ray_quiet.install()                                                  # idempotent: imported once already
+    noise = ("Task ServeController.graceful_shutdown failed. There are infinite retries remaining, so the task "
+             "will be retried. Error: The actor is dead because it was killed by `ray.kill`.")
+    other = "Task Generator.stream failed. There are 3 retries remaining, so the task will be retried. Error: boom"
+    worker.print_to_stdstream({"lines": [noise], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    worker.print_to_stdstream({"lines": [noise, other], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    out = capsys.readouterr().out
+    assert "graceful_shutdown" not in out and out.count("Generator.stream failed") == 1
