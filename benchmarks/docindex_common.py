@@ -7,7 +7,7 @@ import os
 import platform
 from pathlib import Path
 
-import numpy as np
+from serve_app.percentile import p50_p95
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -25,8 +25,8 @@ def machine() -> dict:
 
 
 def percentiles(values: list[float]) -> dict:
-    arr = np.asarray(values, dtype=float)
-    return {"p50": round(float(np.percentile(arr, 50)), 3), "p95": round(float(np.percentile(arr, 95)), 3)}
+    """P50/P95 by the one definition (serve_app.percentile: nearest rank)."""
+    return p50_p95(values)
 
 
 def write_results(name: str, payload: dict, markdown: str) -> None:

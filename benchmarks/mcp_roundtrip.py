@@ -34,6 +34,8 @@ from pathlib import Path
 import anyio
 import numpy as np
 
+from serve_app.percentile import percentile as nearest_rank
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpora" / "cmcp"
 
@@ -66,7 +68,9 @@ QUESTIONS = [
 
 
 def percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
+    """serve_app.percentile's nearest rank (the one definition)."""
+    value = nearest_rank(values, q)
+    return float("nan") if value is None else value
 
 
 def build_base_index(workdir: Path) -> Path:
@@ -192,7 +196,7 @@ def stage_split(db: Path, rounds: int = 3) -> dict[str, float]:
             for name, ms in timings.items():
                 stages.setdefault(name, []).append(ms)
     index.close()
-    return {name: statistics.median(values) for name, values in stages.items()}
+    return {name: percentile(values, 50) for name, values in stages.items()}
 
 
 def machine() -> str:

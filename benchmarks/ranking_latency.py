@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from docindex_search_latency import base_rows, build_scaled  # noqa: E402
 
 from docindex.index import Index  # noqa: E402
 from docindex.ranking import DEFAULT_RANKING, Ranking  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 
 REPEATS = 5
 VARIANTS = {"previous (Ranking())": Ranking(), "shipped (DEFAULT_RANKING)": DEFAULT_RANKING,
@@ -62,8 +62,8 @@ def main() -> int:
                         bm25[name].append(timings["bm25"])
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "loadavg": Path("/proc/loadavg").read_text().split()[:3], "chunks": chunks,
-              "variants": {name: {"total_p50_ms": round(statistics.median(total[name]), 2),
-                                  "bm25_p50_ms": round(statistics.median(bm25[name]), 2),
+              "variants": {name: {"total_p50_ms": round(percentile(total[name], 50) or 0.0, 2),
+                                  "bm25_p50_ms": round(percentile(bm25[name], 50) or 0.0, 2),
                                   "searches": len(total[name])} for name in VARIANTS}}
     (REPO / "benchmarks" / "results" / "ranking_latency.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result["variants"], indent=1))

@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from docindex.index import Index  # noqa: E402
 from docindex.ranking import Ranking  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 
 BASE = Ranking()   # the field defaults: ranking as shipped before these levers
 LEVERS: dict[str, Ranking] = {
@@ -48,23 +49,16 @@ LEVERS: dict[str, Ranking] = {
     "fields w1 + per_doc 2": replace(BASE, fields_weight=1.0, per_doc=2),
     "fields w1 + per_doc 3": replace(BASE, fields_weight=1.0, per_doc=3),
     "fields w0.5 + per_doc 2": replace(BASE, fields_weight=0.5, per_doc=2),
-    # whole-document BM25 as a fourth RRF ranking (docindex/doclexical.py)
-    "doc bm25 w0.5": replace(BASE, doc_bm25_weight=0.5),
-    "doc bm25 w1": replace(BASE, doc_bm25_weight=1.0),
-    "doc bm25 w1.5": replace(BASE, doc_bm25_weight=1.5),
-    "doc bm25 w2": replace(BASE, doc_bm25_weight=2.0),
+    "dense w2": replace(BASE, dense_weight=2.0),
+    "bm25 w0.5": replace(BASE, bm25_weight=0.5),
     "doc bm25 w1 + fields w0.5": replace(BASE, doc_bm25_weight=1.0, fields_weight=0.5),
     "doc bm25 w1 + doc agg w0.5": replace(BASE, doc_bm25_weight=1.0, doc_weight=0.5),
     "doc bm25 w1 + rrf k 20": replace(BASE, doc_bm25_weight=1.0, rrf_k=20.0),
-    "dense w2": replace(BASE, dense_weight=2.0),
-    "bm25 w0.5": replace(BASE, bm25_weight=0.5),
-    "doc bm25 w0.5 + dense w1.5": replace(BASE, doc_bm25_weight=0.5, dense_weight=1.5),
-    "doc bm25 w1 + dense w1.5": replace(BASE, doc_bm25_weight=1.0, dense_weight=1.5),
-    "doc bm25 w1 + dense w2": replace(BASE, doc_bm25_weight=1.0, dense_weight=2.0),
-    "doc bm25 w0.5 + bm25 w0.5": replace(BASE, doc_bm25_weight=0.5, bm25_weight=0.5),
-    "doc bm25 w1 + bm25 w0.5": replace(BASE, doc_bm25_weight=1.0, bm25_weight=0.5),
-    "doc bm25 w0.5 + dense w2": replace(BASE, doc_bm25_weight=0.5, dense_weight=2.0),
-    "doc bm25 w1 + dense w3": replace(BASE, doc_bm25_weight=1.0, dense_weight=3.0),
+    # whole-document BM25 as a fourth RRF ranking (docindex/doclexical.py), × the dense weight
+    **{f"doc bm25 w{doc:g}" + (f" + dense w{dense:g}" if dense != 1 else ""):
+       replace(BASE, doc_bm25_weight=doc, dense_weight=dense)
+       for doc in (0.5, 1.0, 1.5, 2.0) for dense in (1.0, 1.5, 2.0, 3.0)},
+    **{f"doc bm25 w{doc:g} + bm25 w0.5": replace(BASE, doc_bm25_weight=doc, bm25_weight=0.5) for doc in (0.5, 1.0)},
 }
 OOS_CHUNKS = 50   # as benchmarks/retrieval_oos.py asks
 
@@ -85,7 +79,7 @@ def eval_scores(index: Index, ranking: Ranking) -> dict:
     wanted = {"recall@1", "recall@3", "recall@5", "mrr"}
     aggregates = aggregate(cases, records, [m for m in METRICS if m.name in wanted])
     out = {name: round(a.value, 4) for name, a in aggregates.items()}
-    out["p50_ms"] = round(statistics.median(latencies), 2)
+    out["p50_ms"] = round(percentile(latencies, 50) or 0.0, 2)
     return out
 
 
@@ -106,7 +100,7 @@ def oos_scores(index: Index, corpus: str, ranking: Ranking) -> dict:
     out = {name: round(statistics.fmean(p[name] for p in per), 4) for name in per[0]}
     out["n"] = len(dev)
     out.update(gate_scores(index, corpus, dev))
-    out["p50_ms"] = round(statistics.median(latencies), 2)
+    out["p50_ms"] = round(percentile(latencies, 50) or 0.0, 2)
     return out
 
 

@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from serve_app.ingress import create_app  # noqa: E402
 from serve_app.local import build_local_pipeline  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 from tests.ports import free_port  # noqa: E402  (outside Ray's and the kernel's port ranges)
 
@@ -47,8 +48,9 @@ TOKEN_S = 0.02          # fixed-latency runs: per-token sleep of the fake engine
 
 
 def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, round(q / 100 * len(ordered)) - 1)]
+    """serve_app.percentile's nearest rank (the one definition); NaN for no values."""
+    value = percentile(values, q)
+    return float("nan") if value is None else value
 
 
 def args_for(mcp_command: list[str]) -> dict:

@@ -2,10 +2,11 @@
 ingress replica (with several replicas, each reports its own window)."""
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Iterable
+
+from serve_app.percentile import percentile
 
 STAGES = ("retrieval_ms", "gate_ms", "ttft_ms", "generation_ms", "total_ms")
 
@@ -18,14 +19,6 @@ class AnswerRecord:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (no interpolation: the value some answer really had)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 class AnswerStats:
