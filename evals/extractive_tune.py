@@ -1,7 +1,7 @@
 """Tune the extractive engine's few knobs offline, on half of the dev cases.
 
 The 66 dev cases are split by a hash of their id into a `tune` half (used
-here to pick `min_score` and `cosine_weight`) and a `check` half (only
+here to pick `min_score`, `cosine_weight`, `keep_ratio` and `rank_bonus`) and a `check` half (only
 reported, to see that what was picked holds on cases it was not picked on).
 Retrieval is the index's own search (k = the prompt's 4 sources), the
 answer is `ExtractiveEngine.choose` exactly as served; no service needed.
@@ -85,15 +85,16 @@ def main() -> None:
     halves = {h: [c for c in cases if half(c) == h] for h in ("tune", "check")}
     embedder = Memo(default_embedder())
     rows = []
-    for min_score, weight, keep in itertools.product((0.25, 0.3, 0.35), (0.4, 0.6), (0.5, 0.75)):
-        engine = ExtractiveEngine(min_score=min_score, cosine_weight=weight, keep_ratio=keep)
+    for min_score, weight, keep, bonus in itertools.product((0.3, 0.35, 0.4), (0.4, 0.6), (0.5, 0.75),
+                                                            (0.05, 0.15, 0.25)):
+        engine = ExtractiveEngine(min_score=min_score, cosine_weight=weight, keep_ratio=keep, rank_bonus=bonus)
         engine._embedder, engine._started = embedder, True
-        rows.append({"min_score": min_score, "cosine_weight": weight, "keep_ratio": keep,
+        rows.append({"min_score": min_score, "cosine_weight": weight, "keep_ratio": keep, "rank_bonus": bonus,
                      **score(engine, halves["tune"], contexts)})
         print(json.dumps(rows[-1]), flush=True)
     # Pick: no wrong refusal first, then key facts, then correct refusals.
     best = max(rows, key=lambda r: (-r["wrong_refusals"], r["key_fact_recall"], r["correct_refusals"]))
-    knobs = {k: best[k] for k in ("min_score", "cosine_weight", "keep_ratio")}
+    knobs = {k: best[k] for k in ("min_score", "cosine_weight", "keep_ratio", "rank_bonus")}
     engine = ExtractiveEngine(**knobs)
     engine._embedder, engine._started = embedder, True
     print("picked", json.dumps(knobs))

@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 
@@ -50,7 +52,8 @@ _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _WORD = re.compile(r"\w+")
 
 
-CONTEXT_EMBED = False
+VECTOR_CACHE = 8192
+"""Sentence vectors kept across requests (384 float32 each: ~12 MB)."""
 EMBED_TOP = 12
 """Candidates embedded per answer (the best by term overlap): bounds the time
 after retrieval whatever the passages' length."""
@@ -175,8 +178,8 @@ def _similar(a: str, b: str, limit: float = 0.6) -> bool:
 class ExtractiveEngine(Engine):
     name = "extractive"
 
-    def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.30, cosine_weight: float = 0.6,
-                 rank_bonus: float = 0.05, keep_ratio: float = 0.5, max_sentences: int = 3,
+    def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.35, cosine_weight: float = 0.6,
+                 rank_bonus: float = 0.15, keep_ratio: float = 0.5, max_sentences: int = 3,
                  embedder: str = "minilm", **unknown: Any) -> None:
         if unknown:
             raise ConfigError(f"unknown extractive engine option(s): {', '.join(sorted(unknown))}; allowed: "
@@ -190,6 +193,8 @@ class ExtractiveEngine(Engine):
         self.keep_ratio, self.max_sentences = keep_ratio, max_sentences
         self._embedder_name = embedder
         self._embedder: Any = None
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
         self._started = False
 
     async def start(self) -> None:
@@ -200,6 +205,22 @@ class ExtractiveEngine(Engine):
         else:
             self.cosine_weight = 0.0
         self._started = True
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """The embedder through a bounded LRU: popular passages' sentences recur
+        across questions, and each costs a MiniLM run (the engine's main cost)."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        fresh = dict(zip(missing, self._embedder.embed(missing))) if missing else {}
+        with self._lock:
+            for text, vector in fresh.items():
+                self._vectors[text] = vector
+            out = np.stack([fresh[t] if t in fresh else self._vectors[t] for t in texts])
+            for text in texts:
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > VECTOR_CACHE:
+                self._vectors.popitem(last=False)
+        return out
 
     def scores(self, question: str, found: Sequence[Candidate], k: int,
                headings: Sequence[str] = ()) -> np.ndarray:
@@ -217,10 +238,7 @@ class ExtractiveEngine(Engine):
         if self._embedder is not None and self.cosine_weight > 0:
             # Embedding is the cost: only the EMBED_TOP best by the cheap terms are embedded.
             top = np.argsort(-(lexical + self.rank_bonus * rank), kind="stable")[:EMBED_TOP]
-            texts = [found[i].text for i in top]
-            if CONTEXT_EMBED and headings:
-                texts = [f"{headings[found[i].n - 1].split(' › ')[-1]}: {t}" for t, i in zip(texts, top)]
-            vectors = self._embedder.embed([question, *texts])
+            vectors = self._embed([question, *(found[i].text for i in top)])
             cosine[top] = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         return self.cosine_weight * cosine + (1 - self.cosine_weight) * lexical + self.rank_bonus * rank
 

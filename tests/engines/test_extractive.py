@@ -135,3 +135,26 @@ def test_a_lower_case_word_after_a_full_stop_does_not_end_the_sentence() -> None
     found = [c.text for c in candidates([Passage("a.md", "Pick a backend, e.g. the vLLM engine on a GPU node. "
                                                          "Then restart it.", 0.5)])]
     assert found[0] == "Pick a backend, e.g. the vLLM engine on a GPU node"
+
+
+async def test_sentence_vectors_are_cached_and_bounded(monkeypatch) -> None:
+    from deployments.engines import extractive
+
+    class Counting:
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def embed(self, texts):
+            import numpy as np
+
+            self.seen += texts
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    monkeypatch.setattr(extractive, "VECTOR_CACHE", 3)
+    engine = ExtractiveEngine(embedder="none")
+    engine._embedder = Counting()
+    assert engine._embed(["a", "b", "a"]).shape == (3, 4)
+    engine._embed(["b", "c"])
+    assert engine._embedder.seen == ["a", "b", "c"]           # each text embedded once
+    engine._embed(["d"])
+    assert list(engine._vectors) == ["b", "c", "d"]           # the least recently used left

@@ -1,0 +1,72 @@
+"""Time the extractive engine after retrieval: `ExtractiveEngine.choose` per question.
+
+The 66 dev cases are searched once (k = the prompt's 4 sources, as served),
+then each answer is chosen three ways, every case once per pass:
+
+* cold  — a fresh engine: every candidate sentence is embedded (MiniLM);
+* warm  — the same engine again: its sentence-vector cache holds them all
+          (a popular page asked about twice);
+* lexical — `embedder: none` (term overlap only), the floor of the cost.
+
+    python benchmarks/extractive_latency.py [--db var/eval.db]   # writes benchmarks/results/extractive_latency.*
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.docindex_common import REPO, machine, percentiles, write_results  # noqa: E402
+
+
+def timed(engine, cases, contexts) -> list[float]:
+    out = []
+    for case in cases:
+        start = time.perf_counter()
+        engine.choose(case.question, contexts[case.id], 256)
+        out.append(1000 * (time.perf_counter() - start))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default="var/eval.db")
+    parser.add_argument("--collection", default="cmcp")
+    args = parser.parse_args()
+    from deployments.engines.extractive import EMBED_TOP, ExtractiveEngine
+    from docindex.index import Index
+    from docindex.minilm import default_embedder
+    from evals.cases import load_cases
+    from evals.extractive_tune import passages_for
+
+    index = Index(args.db)
+    cases = load_cases()
+    contexts = {c.id: passages_for(index, c, args.collection) for c in cases}
+    embedder = default_embedder()
+    modes: dict[str, list[float]] = {}
+    engine = ExtractiveEngine()
+    engine._embedder, engine._started = embedder, True
+    modes["cold"] = timed(engine, cases, contexts)
+    modes["warm"] = timed(engine, cases, contexts)
+    lexical = ExtractiveEngine(embedder="none")
+    lexical._started, lexical.cosine_weight = True, 0.0
+    modes["lexical"] = timed(lexical, cases, contexts)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
+    payload = {"machine": machine(), "commit": commit, "cases": len(cases), "embed_top": EMBED_TOP,
+               "ms": {mode: percentiles(values) for mode, values in modes.items()}}
+    rows = "\n".join(f"| {mode} | {v['p50']:.1f} | {v['p95']:.1f} |" for mode, v in payload["ms"].items())
+    info = payload["machine"]
+    markdown = (f"# Extractive engine: time after retrieval\n\n`python benchmarks/extractive_latency.py`, "
+                f"{info['machine']}, {info['date']}, commit {commit}, load {info['load_avg_1m_at_start']} at start; "
+                f"{len(cases)} dev cases, one `choose()` each per pass, EMBED_TOP={EMBED_TOP}.\n\n"
+                f"| pass | P50 ms | P95 ms |\n|---|---:|---:|\n{rows}\n")
+    write_results("extractive_latency", payload, markdown)
+
+
+if __name__ == "__main__":
+    main()
