@@ -143,8 +143,15 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
     otlp = OtlpReceiver().__enter__()
     raw_config = cluster_config(port, abort_log, tag, otlp.endpoint)
     config = ServeDeploySchema.model_validate(raw_config)
-    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(ray_tmp), log_to_driver=False,
-             namespace="serve", configure_logging=False)
+    for attempt in range(3):    # Ray gives the raylet a fixed 30 s to register: a loaded box can miss it
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, _temp_dir=str(ray_tmp), log_to_driver=False,
+                     namespace="serve", configure_logging=False)
+            break
+        except Exception as e:  # noqa: BLE001 - only Ray's start timeout is retried
+            ray.shutdown()
+            if attempt == 2 or "timed out during startup" not in str(e):
+                raise
     try:
         client = serve_api.serve_start(http_options={"host": "127.0.0.1", "port": port},
                                        proxy_location=config.proxy_location)
