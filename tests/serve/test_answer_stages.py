@@ -4,7 +4,7 @@ message, and (JSON mode) the HTTP status mapped from that stage."""
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -13,42 +13,12 @@ from deployments.errors import Busy, EngineUnavailable, McpTimeout
 from serve_app.ingress import create_app
 from serve_app.local import LocalPipeline
 from tests.serve.conftest import fake_settings
+from tests.serve.failing import FailingPipeline
 from tests.serve.sse import parse_sse
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 QUESTION = "What does the proxy answer when the queue is full?"
-
-
-class _FailingStage:
-    """The local pipeline with one of its four calls raising `error`."""
-
-    def __init__(self, inner: LocalPipeline, call: str, error: Exception) -> None:
-        self.inner, self.call, self.error = inner, call, error
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def search(self, *args: Any) -> Any:
-        if self.call == "search":
-            raise self.error
-        return await self.inner.search(*args)
-
-    async def decide(self, *args: Any) -> Any:
-        if self.call == "decide":
-            raise self.error
-        return await self.inner.decide(*args)
-
-    async def stream(self, *args: Any) -> AsyncIterator[Any]:
-        async for delta in self.inner.stream(*args):
-            yield delta
-            if self.call == "stream":
-                raise self.error
-
-    async def check(self, *args: Any) -> Any:
-        if self.call == "check":
-            raise self.error
-        return await self.inner.check(*args)
 
 
 async def _both_modes(pipeline: Any) -> tuple[httpx.Response, list[tuple[str, dict]]]:
@@ -74,7 +44,7 @@ async def test_a_failing_stage_ends_the_answer_with_one_error_event(
         local_pipeline: LocalPipeline, call: str, error: Exception, status: int, stage: str, message: str,
         caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR, logger="askdocs.answer"):
-        response, events = await _both_modes(_FailingStage(local_pipeline, call, error))
+        response, events = await _both_modes(FailingPipeline(local_pipeline, call, error, after_first=True))
 
     assert response.status_code == status
     assert response.json()["error"]["stage"] == stage and response.json()["error"]["message"] == message
@@ -89,13 +59,13 @@ async def test_a_failing_stage_ends_the_answer_with_one_error_event(
 
 
 async def test_a_partial_answer_travels_with_a_later_failure(local_pipeline: LocalPipeline) -> None:
-    _, events = await _both_modes(_FailingStage(local_pipeline, "check", RuntimeError("boom")))
+    _, events = await _both_modes(FailingPipeline(local_pipeline, "check", RuntimeError("boom")))
     streamed = "".join(data["text"] for name, data in events if name == "token")
     assert streamed and events[-1][1]["partial"] == streamed.strip()
 
 
 async def test_busy_before_sources_is_a_503_not_an_error_event(local_pipeline: LocalPipeline) -> None:
-    app = create_app(_FailingStage(local_pipeline, "search", Busy(retry_after_s=7)), fake_settings())
+    app = create_app(FailingPipeline(local_pipeline, "search", Busy(retry_after_s=7)), fake_settings())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         response = await client.post("/ask", json={"question": QUESTION})
     assert response.status_code == 503 and response.headers["retry-after"] == "7"

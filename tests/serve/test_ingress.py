@@ -14,6 +14,7 @@ from deployments.prompt import REFUSAL_SENTENCE
 from serve_app.ingress import create_app
 from serve_app.local import LocalPipeline
 from tests.serve.conftest import fake_settings
+from tests.serve.failing import FailingPipeline
 from tests.serve.sse import parse_sse
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -115,34 +116,8 @@ async def test_engine_failure_is_502_in_json_mode_and_error_event_in_sse(local_p
     assert events[-1][0] == "error" and events[-1][1]["partial"]
 
 
-class _Broken:
-    """Wraps the local pipeline, breaking one step."""
-
-    def __init__(self, inner: LocalPipeline, step: str, error: Exception) -> None:
-        self.inner, self.step, self.error = inner, step, error
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def search(self, *args: Any) -> Any:
-        if self.step == "search":
-            raise self.error
-        return await self.inner.search(*args)
-
-    async def check(self, *args: Any) -> Any:
-        if self.step == "check":
-            raise self.error
-        return await self.inner.check(*args)
-
-    async def stream(self, *args: Any) -> AsyncIterator[Any]:
-        if self.step == "stream":
-            raise self.error
-        async for delta in self.inner.stream(*args):
-            yield delta
-
-
 async def test_retrieval_failure_is_502(local_pipeline: LocalPipeline) -> None:
-    async with client_for(_Broken(local_pipeline, "search", McpUnavailable("the index server is down"))) as client:
+    async with client_for(FailingPipeline(local_pipeline, "search", McpUnavailable("the index server is down"))) as client:
         response = await client.post("/ask?stream=false", json={"question": QUESTION})
         events = await ask_sse(client, QUESTION)
     assert response.status_code == 502 and response.json()["error"]["stage"] == "retrieval"
@@ -151,14 +126,14 @@ async def test_retrieval_failure_is_502(local_pipeline: LocalPipeline) -> None:
 
 
 async def test_internal_failure_is_500_without_details(local_pipeline: LocalPipeline) -> None:
-    async with client_for(_Broken(local_pipeline, "check", RuntimeError("secret /path/detail"))) as client:
+    async with client_for(FailingPipeline(local_pipeline, "check", RuntimeError("secret /path/detail"))) as client:
         response = await client.post("/ask?stream=false", json={"question": QUESTION})
     assert response.status_code == 500 and response.json()["error"]["stage"] == "internal"
     assert "secret" not in response.text
 
 
 async def test_downstream_backpressure_becomes_503_with_retry_after(local_pipeline: LocalPipeline) -> None:
-    async with client_for(_Broken(local_pipeline, "stream", Busy(retry_after_s=7))) as client:
+    async with client_for(FailingPipeline(local_pipeline, "stream", Busy(retry_after_s=7))) as client:
         sse = await client.post("/ask", json={"question": QUESTION})
         plain = await client.post("/ask?stream=false", json={"question": QUESTION})
     for response in (sse, plain):
