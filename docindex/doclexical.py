@@ -87,7 +87,7 @@ def best_chunks(doc_ids: np.ndarray, chunk_ids: np.ndarray, matrix: np.ndarray, 
     if not len(rows):
         return {}
     cosines = np.zeros(len(doc_ids), dtype=np.float64)
-    cosines[rows] = matrix[rows] @ query
+    cosines[rows] = np.einsum("ij,j->i", matrix[rows], query)   # numpy's own loop, as index.py
     rows = rows[np.lexsort((chunk_ids[rows], -cosines[rows], doc_ids[rows]))]
     docs = doc_ids[rows]
     firsts = rows[np.r_[True, docs[1:] != docs[:-1]]]
