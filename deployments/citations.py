@@ -40,10 +40,10 @@ CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
 _CITATION = re.compile(CITATION_PATTERN)
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
-# What follows a full stop in lower case or after a dash continues the sentence,
+# What follows a full stop in lower case or as an en or em dash continues the sentence,
 # unless a citation closed it ("… [1]. fs_read …"). The page (static/index.html,
 # splitSentences) applies the same rule.
-_CONTINUES = re.compile(r"[a-z\u2013\u2014-]")
+_CONTINUES = re.compile(r"[a-z\u2013\u2014]")
 _CITED_END = re.compile(r"\]\s*[.!?]+$")
 _LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
 _WORD = re.compile(r"\w+", re.UNICODE)

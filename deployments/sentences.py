@@ -21,8 +21,8 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _ROW = re.compile(r"^\s*\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# A full stop followed by a lower-case word or a dash ("e.g. the", "TLS?\" — no") ends nothing.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_`]*\s+(?![a-z\u2013\u2014-])")
+# A full stop followed by a lower-case word or an en or em dash ("e.g. the", "TLS?\" — no") ends nothing.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_`]*\s+(?![a-z\u2013\u2014])")
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from deployments.sentences import Unit, unit_sentence_spans, units
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
 _MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
-_CHECKBOX = re.compile(r"^\s*(?:[-*+]\s+)?\[[ xX]\]\s+")     # a task list's "- [ ] "
+_CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
 _FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the prompt's fences
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
@@ -112,6 +112,8 @@ def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int =
                 raw = text[start:end]
                 if start == blocks[0].start and _PLAIN_WORD.match(raw):
                     continue
+                if raw.rstrip(" *_`\"')").endswith("?"):
+                    continue                                    # a question answers nothing
                 sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
                 if raw.rstrip().endswith(":") and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]

@@ -158,3 +158,10 @@ async def test_sentence_vectors_are_cached_and_bounded(monkeypatch) -> None:
     assert engine._embedder.seen == ["a", "b", "c"]           # each text embedded once
     engine._embed(["d"])
     assert list(engine._vectors) == ["b", "c", "d"]           # the least recently used left
+
+
+def test_questions_and_mid_line_task_boxes_are_not_quoted() -> None:
+    found = [c.text for c in candidates([Passage("a.md", "What can you do with the crag server? It searches an "
+                                                         "index of chunks. - [ ] **`make replay`** — the gate "
+                                                         "that catches a forgotten fixture.", 0.5)])]
+    assert found == ["It searches an index of chunks", "`make replay` — the gate that catches a forgotten fixture"]
