@@ -67,8 +67,8 @@ ROWS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
         f"RSS {r['rss_mb']['before']} → {r['rss_mb']['after']} MB")),
     "mcp_kill_ray": ("index servers killed ×3 under load", lambda r: (
         f"{r['clients']} clients, kills {_kills(r)}: {_load(r)}; lost (retrieval) {r['retrieval_failures']}; "
-        f"{_outages(r)}; {r['of_them_done']} of {r['answers_started_8s_after_last_kill']} answers started "
-        "≥ 8 s after the last kill done")),
+        f"{_outages(r)}; of the {r['answers_started_8s_after_last_kill']} requests sent ≥ 8 s after the last kill, "
+        f"{r['of_them_done']} ended in done")),
     "short_mcp_kill_ray": ("index servers killed ×1 (default suite)", lambda r: (
         f"{r['clients']} clients, kill {_kills(r)}: {_load(r)}; lost (retrieval) {r['retrieval_failures']}; "
         f"{_outages(r)}")),
