@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "reliability"
@@ -39,10 +39,6 @@ def _kills(r: dict[str, Any]) -> str:
     return ", ".join(f"t={at} s ({n} killed)" for at, n in r["kills"])
 
 
-def _bodies(r: dict[str, Any]) -> str:
-    return f"{r['requests']:,} bodies (seed {r['seed']}): {_statuses(r)}"
-
-
 def _outages(r: dict[str, Any]) -> str:
     """Per kill: requests in flight at it, sent while the index was down, first good send after it."""
     return "; ".join(f"kill {i + 1}: {o['in_flight_at_kill']} in flight, {o['sent_during_outage']} sent while down, "
@@ -50,51 +46,55 @@ def _outages(r: dict[str, Any]) -> str:
                      for i, o in enumerate(r.get("outages", [])))
 
 
-def _lost(r: dict[str, Any]) -> str:
-    lost = r["failed_answers"]
-    return str(len(lost) if isinstance(lost, list) else lost)
+def _derived(r: dict[str, Any]) -> dict[str, Any]:
+    """What the templates below use beside the raw record's own keys."""
+    lost = r.get("failed_answers", [])
+    slopes = r.get("rss_slope_mb_per_min_second_half") or {}
+    return {"load": _load(r) if "requests" in r and "answers_done" in r else "",
+            "latency": _latency(r), "statuses_text": _statuses(r),
+            "kills_text": _kills(r) if "kills" in r else "", "outages_text": _outages(r),
+            "lost": len(lost) if isinstance(lost, list) else lost,
+            "steepest_slope": max(slopes.values(), default=None), "processes": len(slopes)}
 
 
-ROWS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
-    "overload_ray_60s": ("4× overload, Ray, 60 s", lambda r: (
-        f"{r['clients']} clients (capacity {r['capacity']}), {r['held_s']} s: {_load(r)}{_latency(r)}; "
-        f"Ray RSS before {r['ray_rss_mb']['before']:,} MB, after (same processes) "
-        f"{r['ray_rss_mb']['same_processes_after']:,} MB")),
-    "short_overload_ray": ("4× overload, Ray, short (default suite)", lambda r: (
-        f"{r['clients']} clients: {_load(r)}")),
-    "overload_uvicorn_10s": ("4× overload, uvicorn, 10 s (default suite)", lambda r: (
-        f"{r['clients']} clients (capacity {r['capacity']}): {_load(r)}; "
-        f"RSS {r['rss_mb']['before']} → {r['rss_mb']['after']} MB")),
-    "mcp_kill_ray": ("index servers killed ×3 under load", lambda r: (
-        f"{r['clients']} clients, kills {_kills(r)}: {_load(r)}; lost (retrieval) {r['retrieval_failures']}; "
-        f"{_outages(r)}; of the {r['answers_started_8s_after_last_kill']} requests sent ≥ 8 s after the last kill, "
-        f"{r['of_them_done']} ended in done")),
-    "short_mcp_kill_ray": ("index servers killed ×1 (default suite)", lambda r: (
-        f"{r['clients']} clients, kill {_kills(r)}: {_load(r)}; lost (retrieval) {r['retrieval_failures']}; "
-        f"{_outages(r)}")),
-    "generator_kill_ray": ("Generator replica killed under load", lambda r: (
-        f"{r['clients']} clients: {_load(r)}; lost {_lost(r)}; first answer {r['recovery_s']} s after the kill")),
-    "short_generator_kill_ray": ("Generator replica killed (default suite)", lambda r: (
-        f"{r['clients']} clients, kill {_kills(r)}: {_load(r)}; lost {_lost(r)}; "
-        f"first answer {r['recovery_s']} s after the kill")),
-    "bodies_ray": ("oversized and slow bodies, Serve proxy", lambda r: (
-        f"64 KB chunked: {r['chunked_64k']['status']} after {r['chunked_64k']['sent_bytes']:,} B; "
-        f"Content-Length 100 KB: {r['declared_100k']['status']} after {r['declared_100k']['sent_bytes']:,} B; "
-        f"slowloris: {r['slowloris']['status']} after {r['slowloris']['seconds']:.1f} s")),
-    "hostile_bodies": ("generated hostile bodies, in-process", _bodies),
-    "short_hostile_bodies_ray": ("generated hostile bodies, Serve proxy (default suite)", _bodies),
-    "ingest_while_serving": ("re-ingest and killed ingest while serving", lambda r: (
-        f"{r['answers']} answers, {r['mixed_answers']} mixing versions, versions {r['index_versions']}, "
-        f"re-ingest {r['reingest_s']} s, integrity {r['integrity']}")),
-    "autoscale_generator_ray": ("autoscaling (Generator min 1 max 2)", lambda r: (
-        f"{r['clients']} clients: 2 replicas {r['upscaled_after_load_s']} s after the load began "
-        f"(upscale delay {r['autoscaling_config']['upscale_delay_s']} s); back to 1 "
-        f"{r['downscaled_after_load_end_s']} s after it ended (downscale delay "
-        f"{r['autoscaling_config']['downscale_delay_s']} s)")),
-    "soak_ray": ("soak, ~80 % of the Generator slot", lambda r: (
-        f"{r['seconds']:.0f} s: {_load(r)}{_latency(r)}; steepest RSS slope (second half) "
-        f"{max(r['rss_slope_mb_per_min_second_half'].values())} MB/min of "
-        f"{len(r['rss_slope_mb_per_min_second_half'])} processes (bound {r['bound_mb_per_min']})")),
+# One row per raw output: (what it is, a str.format template over the record and _derived).
+ROWS: dict[str, tuple[str, str]] = {
+    "overload_ray_60s": ("4× overload, Ray, 60 s",
+                         "{clients} clients (capacity {capacity}), {held_s} s: {load}{latency}; Ray RSS before "
+                         "{ray_rss_mb[before]:,} MB, after (same processes) {ray_rss_mb[same_processes_after]:,} MB"),
+    "short_overload_ray": ("4× overload, Ray, short (default suite)", "{clients} clients: {load}"),
+    "overload_uvicorn_10s": ("4× overload, uvicorn, 10 s (default suite)",
+                             "{clients} clients (capacity {capacity}): {load}; RSS {rss_mb[before]} → {rss_mb[after]} MB"),
+    "mcp_kill_ray": ("index servers killed ×3 under load",
+                     "{clients} clients, kills {kills_text}: {load}; lost (retrieval) {retrieval_failures}; "
+                     "{outages_text}; of the {answers_started_8s_after_last_kill} requests sent ≥ 8 s after the "
+                     "last kill, {of_them_done} ended in done"),
+    "short_mcp_kill_ray": ("index servers killed ×1 (default suite)",
+                           "{clients} clients, kill {kills_text}: {load}; lost (retrieval) {retrieval_failures}; "
+                           "{outages_text}"),
+    "generator_kill_ray": ("Generator replica killed under load",
+                           "{clients} clients: {load}; lost {lost}; first answer {recovery_s} s after the kill"),
+    "short_generator_kill_ray": ("Generator replica killed (default suite)",
+                                 "{clients} clients, kill {kills_text}: {load}; lost {lost}; "
+                                 "first answer {recovery_s} s after the kill"),
+    "bodies_ray": ("oversized and slow bodies, Serve proxy",
+                   "64 KB chunked: {chunked_64k[status]} after {chunked_64k[sent_bytes]:,} B; Content-Length "
+                   "100 KB: {declared_100k[status]} after {declared_100k[sent_bytes]:,} B; slowloris: "
+                   "{slowloris[status]} after {slowloris[seconds]:.1f} s"),
+    "hostile_bodies": ("generated hostile bodies, in-process", "{requests:,} bodies (seed {seed}): {statuses_text}"),
+    "short_hostile_bodies_ray": ("generated hostile bodies, Serve proxy (default suite)",
+                                 "{requests:,} bodies (seed {seed}): {statuses_text}"),
+    "ingest_while_serving": ("re-ingest and killed ingest while serving",
+                             "{answers} answers, {mixed_answers} mixing versions, versions {index_versions}, "
+                             "re-ingest {reingest_s} s, integrity {integrity}"),
+    "autoscale_generator_ray": ("autoscaling (Generator min 1 max 2)",
+                                "{clients} clients: 2 replicas {upscaled_after_load_s} s after the load began "
+                                "(upscale delay {autoscaling_config[upscale_delay_s]} s); back to 1 "
+                                "{downscaled_after_load_end_s} s after it ended (downscale delay "
+                                "{autoscaling_config[downscale_delay_s]} s)"),
+    "soak_ray": ("soak, ~80 % of the Generator slot",
+                 "{seconds:.0f} s: {load}{latency}; steepest RSS slope (second half) {steepest_slope} MB/min of "
+                 "{processes} processes (bound {bound_mb_per_min})"),
 }
 
 
@@ -102,11 +102,11 @@ def render(results: Path = RESULTS) -> str:
     lines = [BEGIN, "", "| test (raw output) | what | when (UTC), commit (+dirty: the shared tree held others' uncommitted edits), load average 1/5/15 min | result |", "|---|---|---|---|"]
     for path in sorted(results.glob("*.json")):
         r = json.loads(path.read_text())
-        what, result = ROWS.get(path.stem, (path.stem, lambda r: "see the file"))
+        what, template = ROWS.get(path.stem, (path.stem, "see the file"))
         when = f"{r['at'].replace('T', ' ').rstrip('Z')}, {r['commit']}, {' / '.join(map(str, r['load_average']))}"
         took = f"; test took {r['test_s']} s" if "test_s" in r else ""
         lines.append(f"| [{path.stem}](../benchmarks/results/reliability/{path.name}) | {what} | {when} "
-                     f"| {result(r)}{took} |")
+                     f"| {template.format_map({**r, **_derived(r)})}{took} |")
     machines = sorted({json.loads(p.read_text())["machine"] for p in results.glob("*.json")})
     lines += ["", f"Machine: {'; '.join(machines) or '–'}.", "", END]
     return "\n".join(lines)
