@@ -5,6 +5,8 @@ shipped graph (fake engine, stub index) on its own cluster, attach
 replica forked: did it exec, how did it end.
 
     .venv/bin/python tests/reliability/repro_spawn_in_ray.py [KILLS] [GAP_S]
+    STACKS=1 ...                  # with each traced call's stack (strace -k): who called alarm()
+    RAY_USE_UVLOOP=0 ...          # replicas on asyncio instead of uvloop (the workaround tried)
 
 Prints JSON: the answers' statuses and times, forks, execs, and the children
 that ended without exec (the "died before exec" case of KNOWN_LIMITATIONS.md).
@@ -53,7 +55,8 @@ def main(kills: int, gap_s: float) -> None:
     with tempfile.TemporaryDirectory() as tmp, start_cluster(Path(tmp)) as cluster:
         retriever = cluster.replica_pids("Retriever")[0]
         out = Path(tmp) / "strace.txt"
-        tracer = subprocess.Popen(["strace", "-f", "-tt", "-k" if os.environ.get("STACKS") else "-tt", "-o", str(out),
+        stacks = ["-k"] if os.environ.get("STACKS") else []      # STACKS=1: each traced call's stack
+        tracer = subprocess.Popen(["strace", "-f", "-tt", *stacks, "-o", str(out),
                                    "-e", "trace=execve,clone,clone3,vfork,fork,exit_group,kill,tgkill,setsid,"
                                    "alarm,setitimer,timer_create,timer_settime,rt_sigaction",
                                    "-p", str(retriever)], stderr=subprocess.DEVNULL)
