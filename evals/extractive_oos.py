@@ -1,58 +1,79 @@
 """The extractive engine out of sample: does the answer keep what retrieval found?
 
-On an out-of-sample corpus's DEV half (benchmarks/oos/, e.g. the PostgreSQL
-manual), each question is searched (k = the prompt's 4 sources) and answered by
-`ExtractiveEngine.choose`; the question's `evidence` string (written with the
-question, before any tuning) is looked for in the 4 passages (the upper bound)
-and in the answer. A small grid over cosine_weight, keep_ratio and the heading
-bonus. Needs var/oos/postgresql.db (`make corpora`).
+On an out-of-sample corpus's DEV half (benchmarks/oos/: the PostgreSQL manual,
+the Python docs), each question is searched (k = the prompt's 4 sources) and
+answered by `ExtractiveEngine.choose` with the shipped defaults; the
+question's `evidence` string (written with the question, before any tuning) is
+looked for in the 4 passages (the upper bound) and in the answer. `--grid`
+adds a small grid over cosine_weight, keep_ratio and rank_bonus (for tuning:
+dev half only). Needs var/oos/<corpus>.db (`make corpora`).
 
-    PYTHONPATH=. python evals/extractive_oos.py
+    python -m evals.extractive_oos --corpus postgresql     # → evals/results/extractive-oos-postgresql.json
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
+import os
+import subprocess
+import time
+from pathlib import Path
 
 from deployments.engines import extractive as X
 from deployments.passage import Passage
 from deployments.prompt import PromptLimits, build_prompt
 from evals.extractive_tune import Memo
 
-CORPUS, DB = "postgresql", "var/oos/postgresql.db"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def score(engine: X.ExtractiveEngine, questions: list[dict], contexts: dict[str, list[Passage]]) -> dict:
+    found = refused = words = 0
+    for q in questions:
+        chosen = engine.choose(q["question"], contexts[q["id"]], 256)
+        answer = " ".join(engine.render(chosen))
+        found += q["evidence"].lower() in answer.lower()
+        refused += not chosen
+        words += len(answer.split())
+    return {"evidence_in_answer": found, "refused": refused, "mean_words": round(words / len(questions), 1)}
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", default="postgresql", choices=("postgresql", "python"))
+    parser.add_argument("--grid", action="store_true")
+    args = parser.parse_args()
     from docindex.index import Index
     from docindex.minilm import default_embedder
 
-    rows = [json.loads(line) for line in open(f"benchmarks/oos/{CORPUS}/questions.jsonl")]
+    rows = [json.loads(line) for line in open(f"benchmarks/oos/{args.corpus}/questions.jsonl")]
     questions = [q for q in rows if q["split"] == "dev"]
-    index = Index(DB)
+    index = Index(f"var/oos/{args.corpus}.db")
     embedder = Memo(default_embedder())
     contexts = {}
     for q in questions:
-        hits = index.search(q["question"], 4, CORPUS)
+        hits = index.search(q["question"], 4, args.corpus)
         passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
         contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(4, 900)).passages)
     bound = sum(q["evidence"].lower() in " ".join(p.text for p in contexts[q["id"]]).lower() for q in questions)
-    print("evidence in the 4 passages:", bound, "/", len(questions), flush=True)
-    for weight, keep, heading in itertools.product((0.4, 0.6), (0.5, 0.75), (True, False)):
-        engine = X.ExtractiveEngine(min_score=0.25, cosine_weight=weight, keep_ratio=keep)
-        engine._embedder, engine._started = embedder, True
-        found = refused = words = 0
-        for q in questions:
-            passages = contexts[q["id"]]
-            if not heading:
-                passages = [Passage(p.source, p.text, p.cosine) for p in passages]
-            chosen = engine.choose(q["question"], passages, 256)
-            answer = " ".join(engine.render(chosen))
-            found += q["evidence"].lower() in answer.lower()
-            refused += not chosen
-            words += len(answer.split())
-        print(json.dumps({"cosine_weight": weight, "keep_ratio": keep, "heading": heading, "evidence": found,
-                          "refused": refused, "mean_words": round(words / len(questions), 1)}), flush=True)
+    engine = X.ExtractiveEngine()
+    engine._embedder, engine._started = embedder, True
+    shipped = score(engine, questions, contexts)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    result = {"corpus": args.corpus, "split": "dev", "questions": len(questions), "evidence_in_passages": bound,
+              "shipped": shipped, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"}
+    print(json.dumps(result), flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"extractive-oos-{args.corpus}.json").write_text(json.dumps(result, indent=2) + "\n")
+    if args.grid:
+        for weight, keep, bonus in itertools.product((0.4, 0.6), (0.5, 0.75), (0.05, 0.15, 0.25)):
+            engine = X.ExtractiveEngine(cosine_weight=weight, keep_ratio=keep, rank_bonus=bonus)
+            engine._embedder, engine._started = embedder, True
+            print(json.dumps({"cosine_weight": weight, "keep_ratio": keep, "rank_bonus": bonus,
+                              **score(engine, questions, contexts)}), flush=True)
 
 
 if __name__ == "__main__":
