@@ -30,6 +30,8 @@ MAX_ARCHIVE_BYTES = 64 * 1024 * 1024     # what one reply may carry through Serv
 class NoArchive(RetrievalError):
     """The index server cannot write a tree (crag-mcp has no fetch_docs): HTTP 404."""
 
+    status = 404
+
 
 @dataclass(frozen=True)
 class DocArchive:

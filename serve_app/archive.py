@@ -18,16 +18,14 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
-from deployments.doc_archive import DocArchive, NoArchive
-from deployments.errors import Busy, InvalidRequest, RetrievalError
+from deployments.doc_archive import DocArchive
+from deployments.errors import AskdocsError
+from serve_app.errors import error_response, response_for
 
 log = logging.getLogger("askdocs.archive")
 ARCHIVE_TIMEOUT_S = 120.0       # writing a large tree the first time takes a while
-
-ErrorResponse = Callable[..., JSONResponse]
-
 
 @dataclass(frozen=True)
 class _Packed:
@@ -45,8 +43,8 @@ def _matches(if_none_match: str, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-def archive_route(pipeline: Any, error_response: ErrorResponse,
-                  authorized: Callable[[Request], bool]) -> Callable[[Request], Awaitable[Response]]:
+def archive_route(pipeline: Any, authorized: Callable[[Request], bool],
+                  retry_after_s: float) -> Callable[[Request], Awaitable[Response]]:
     """The route's handler over `pipeline.doc_archive(collection, known_hash)`."""
     packed: dict[str, _Packed] = {}
 
@@ -64,15 +62,10 @@ def archive_route(pipeline: Any, error_response: ErrorResponse,
         try:
             archive: DocArchive = await asyncio.wait_for(get(collection, held.content_hash if held else None),
                                                          ARCHIVE_TIMEOUT_S)
-        except NoArchive as e:
-            return error_response(404, "retrieval", str(e))
-        except InvalidRequest as e:
-            return error_response(422, "request", str(e))
-        except Busy as e:
-            return error_response(503, "capacity", "the index is at capacity; retry later",
-                                  {"Retry-After": str(max(1, round(e.retry_after_s or 1)))})
-        except (RetrievalError, TimeoutError) as e:
-            log.warning("doc archive unavailable: %r", e)
+        except AskdocsError as e:           # no fetch_docs 404, unknown collection 422, busy 503, index 502
+            return response_for(e, retry_after_s=retry_after_s)
+        except TimeoutError:
+            log.warning("doc archive: no answer within %.0f s", ARCHIVE_TIMEOUT_S)
             return error_response(502, "retrieval", "the index could not send its doc tree now")
         if archive.data is not None:
             held = _Packed(archive.content_hash, archive.data, hashlib.sha256(archive.data).hexdigest())

@@ -273,7 +273,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         Route("/stats", stats_endpoint, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/collections", collections, methods=["GET"]),
-        Route("/ask/archive", archive_route(pipeline, error_response, lambda r: authorized(r, keys)),
+        Route("/ask/archive", archive_route(pipeline, lambda r: authorized(r, keys), settings.retry_after_s),
               methods=["GET"]),     # the doc tree as tar.gz (serve_app/archive.py)
         Route("/", index_page, methods=["GET"]),
     ], middleware=[edge_middleware(settings.max_header_count, settings.max_header_bytes)])   # 431, secrets in URLs

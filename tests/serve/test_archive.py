@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import httpx
 import pytest
@@ -113,3 +113,14 @@ def test_serve_mcp_needs_exactly_one_source_and_a_url(tmp_path: Path) -> None:
     assert neither.returncode == 2 and "exactly one of --db FILE or --endpoint URL" in neither.stderr
     assert bad.returncode == 1 and bad.stderr.strip().splitlines()[-1].startswith("Error: --endpoint must be")
     assert "Traceback" not in neither.stderr + bad.stderr
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_an_index_server_without_fetch_docs_is_a_404(local_pipeline: Any) -> None:
+    from serve_app.ingress import create_app
+    from tests.serve.conftest import fake_settings
+
+    app = create_app(local_pipeline, fake_settings())       # the stub index: crag_search, search, list_collections
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        response = await client.get("/ask/archive")
+    assert response.status_code == 404 and "no fetch_docs" in response.json()["error"]["message"]
