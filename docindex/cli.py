@@ -242,8 +242,6 @@ def serve_mcp(db: Path | None, endpoint: str | None, cache_dir: Path | None, api
         run_endpoint_stdio(endpoint, cache_dir, api_key)
         return
     assert db is not None
-    if not db.exists():
-        raise click.BadParameter(f"File '{db}' does not exist.", param_hint="'--db'")
     from .mcp.server import run_stdio   # imported lazily: `import mcp` costs ~1 s
 
     run_stdio(db, collection, warmup=warmup)
