@@ -105,7 +105,6 @@ def _connected(address: str | None, workers: int | None) -> Iterator[None]:
     address = check_address(address)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")                 # as `make run`'s cluster
-    os.environ.setdefault("RAY_raylet_start_wait_time_s", "120")       # a loaded 2-core box starts slowly
     import ray
 
     env = {name: os.environ[name] for name in _WORKER_ENV if name in os.environ}
@@ -121,7 +120,7 @@ def _connected(address: str | None, workers: int | None) -> Iterator[None]:
         except Exception as exc:    # Ray raises plain Exception too (a node that did not start)
             ray.shutdown()
             # A new local node must register within Ray's fixed 30 s; on a loaded box it may not.
-            if attempt < START_ATTEMPTS and address != "auto" and "timed out during startup" in str(exc):
+            if attempt < START_ATTEMPTS and "timed out during startup" in str(exc):
                 logging.getLogger(__name__).warning("the local Ray node did not start in time; retrying")
                 continue
             raise InputError(f"cannot use the Ray cluster at {address or 'auto'}: {_first_line(exc)}") from None
