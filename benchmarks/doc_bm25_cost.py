@@ -18,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -27,6 +26,7 @@ from benchmarks.oos.questions import questions  # noqa: E402
 from docindex import doclexical  # noqa: E402
 from docindex.index import CANDIDATES, Index  # noqa: E402
 from docindex.textsearch import query_terms  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 
 
 def main() -> int:
@@ -59,7 +59,7 @@ def main() -> int:
         stats = index.stats()
 
     def summary(values: list[float]) -> dict:
-        return {"p25": round(float(np.percentile(values, 25)), 3), "p50": round(float(np.percentile(values, 50)), 3)}
+        return {f"p{q}": round(percentile(values, q) or 0.0, 3) for q in (25, 50)}   # the one definition
 
     out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "loadavg": os.getloadavg(),
            "db": str(args.db), "chunks": stats["chunks"], "documents": stats["documents"],

@@ -14,9 +14,9 @@ AskdocsError              anything else (HTTP 500, stage "internal")
    ├─ EngineTimeout       no chunk within the per-chunk read timeout
    └─ IncompleteStream    the stream ended without a finish reason
 
-Each class carries its `stage` and HTTP `status`; serve_app/errors.py maps
-them to a response in one place, and an answer's failing stage becomes its one
-SSE `error` event in serve_app/answer.py.
+Each class carries its `stage` and HTTP `status`; the HTTP edge reads them in
+one function to build a response, and an answer's failing stage becomes its
+one SSE `error` event.
 Messages are safe to show to a client (no paths, no tracebacks).
 """
 from __future__ import annotations

@@ -96,7 +96,8 @@ def test_check_config_rejects_a_misspelled_engine_and_its_options(tmp_path) -> N
 
     from serve_app.config_check import check_file
 
-    config = yaml.safe_load(open("serve_config.yaml"))
+    with open("serve_config.yaml", encoding="utf-8") as f:     # closed: a ResourceWarning is an error here
+        config = yaml.safe_load(f)
     config["applications"][0]["args"].update(engine="llamcpp")
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config))
