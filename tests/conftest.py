@@ -1,6 +1,7 @@
 """Fixtures shared by the whole suite."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     from tests.fuzz_seed import header
 
     terminalreporter.write_line(header())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # llama_cpp._utils opens two /dev/null files at import and never closes them;
+    # under warnings-as-errors each prints an "Exception ignored ... ResourceWarning"
+    # at interpreter exit. Close them once every test is done.
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(utils, name, None)
+        if handle is not None:
+            handle.close()
 
 
 @pytest.fixture(scope="session")
