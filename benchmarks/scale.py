@@ -148,18 +148,23 @@ def in_process(db: Path, rounds: int) -> dict:
     first_s = time.perf_counter() - t0
     opened_mb = rss_mb()["rss_mb"] - before
     latencies = []
+    stages: dict[str, list[float]] = {}
     cpu0 = time.process_time()
     for _ in range(rounds):
         for question in QUESTIONS:
+            timings: dict[str, float] = {}
             t = time.perf_counter()
-            index.search(question, k=K)
+            index.search(question, k=K, timings=timings)
             latencies.append((time.perf_counter() - t) * 1e3)
+            for stage, ms in timings.items():
+                stages.setdefault(stage, []).append(ms)
     cpu_ms = (time.process_time() - cpu0) * 1e3 / max(1, len(latencies))
     snapshot = index._snapshot
     assert snapshot is not None
     result = {"open_s": round(open_s, 2), "open_and_first_search_s": round(first_s, 2),
               "index_rss_mb": opened_mb, "uses_ann": sorted(snapshot.anns),
-              "search_ms": percentiles(latencies), "search_cpu_ms_mean": round(cpu_ms, 2), "searches": len(latencies)}
+              "search_ms": percentiles(latencies), "search_cpu_ms_mean": round(cpu_ms, 2), "searches": len(latencies),
+              "stage_ms_p50": {stage: round(float(np.median(v)), 2) for stage, v in stages.items()}}
     for name, qs in (("synthetic", queries(RECALL_QUERIES, seed=3)), ("real_questions", embedder.embed(QUESTIONS))):
         truth = snapshot.ids[exact_top(snapshot.matrix, np.asarray(qs, dtype=np.float32), 10)]
         found = [ann.top_ids(snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, None, q, 10)
@@ -251,6 +256,7 @@ def markdown(r: dict) -> str:
              f"| RSS added by the open index in-process | {p['index_rss_mb']} MB |",
              f"| search in-process, hybrid k=5, P50 / P95 ({p['searches']} searches) | "
              f"{p['search_ms']['p50']} / {p['search_ms']['p95']} ms (CPU {p.get('search_cpu_ms_mean', '-')} ms mean) |",
+             "| in-process stages, P50 ms | " + ", ".join(f"{k} {v}" for k, v in p.get("stage_ms_p50", {}).items()) + " |",
              f"| dense recall@10 vs exact: synthetic queries / real questions | "
              f"{p['recall_at_10_synthetic']} / {p['recall_at_10_real_questions']} |"]
     if "mcp" in r:
