@@ -12,7 +12,6 @@ then each answer is chosen three ways, every case once per pass:
 """
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import time
@@ -33,19 +32,13 @@ def timed(engine, cases, contexts) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--db", default="var/eval.db")
-    parser.add_argument("--collection", default="cmcp")
-    args = parser.parse_args()
     from deployments.engines.extractive import EMBED_TOP, ExtractiveEngine
-    from docindex.index import Index
     from docindex.minilm import default_embedder
-    from evals.cases import load_cases
-    from evals.extractive_tune import passages_for
+    from evals.extractive_tune import dev_args, dev_contexts
 
-    index = Index(args.db)
-    cases = load_cases()
-    contexts = {c.id: passages_for(index, c, args.collection) for c in cases}
+    args = dev_args(__doc__)
+
+    cases, contexts = dev_contexts(args.db, args.collection)
     embedder = default_embedder()
     modes: dict[str, list[float]] = {}
     engine = ExtractiveEngine()

@@ -71,17 +71,27 @@ class Memo:
         return np.stack([self.cache[t] for t in texts])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def dev_contexts(db: str, collection: str) -> tuple[list[Case], dict[str, list[Passage]]]:
+    """The 66 dev cases and each one's passages, retrieved as served (k = 4)."""
+    from docindex.index import Index
+
+    index = Index(db)
+    cases = load_cases()
+    return cases, {c.id: passages_for(index, c, collection) for c in cases}
+
+
+def dev_args(doc: str | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", default="var/eval.db")
     parser.add_argument("--collection", default="cmcp")
-    args = parser.parse_args()
-    from docindex.index import Index
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = dev_args(__doc__)
     from docindex.minilm import default_embedder
 
-    index = Index(args.db)
-    cases = load_cases()
-    contexts = {c.id: passages_for(index, c, args.collection) for c in cases}
+    cases, contexts = dev_contexts(args.db, args.collection)
     halves = {h: [c for c in cases if half(c) == h] for h in ("tune", "check")}
     embedder = Memo(default_embedder())
     rows = []
