@@ -110,8 +110,8 @@ CHILD = textwrap.dedent("""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     {setup}
     signal.signal(signal.SIGTERM, lambda *_: (print("SIGTERM stack dump", flush=True), sys.exit(143)))
-    print("ready", flush=True)
     try:
+        print("ready", flush=True)        # inside the try: a SIGINT right after it is still caught
         while True:
             time.sleep(0.05)
     except KeyboardInterrupt:
@@ -126,17 +126,24 @@ def _child(setup: str = "") -> subprocess.Popen:
     return proc
 
 
+def _rest(proc: subprocess.Popen) -> str:
+    """What the child printed after "ready"; its pipe closed (an open one is a ResourceWarning)."""
+    assert proc.stdout is not None
+    with proc.stdout:
+        return proc.stdout.read()
+
+
 def test_processes_are_stopped_with_sigint_first() -> None:
     proc = _child()
     launcher._terminate(proc)
-    assert proc.returncode == 0 and proc.stdout.read() == "stopped by SIGINT\n"
+    assert (proc.returncode, _rest(proc)) == (0, "stopped by SIGINT\n")
 
 
 def test_sigterm_follows_when_sigint_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(launcher, "STOP_TIMEOUT_S", 1.0)
     proc = _child("signal.signal(signal.SIGINT, signal.SIG_IGN)")
     launcher._terminate(proc)
-    assert proc.returncode == 143 and proc.stdout.read() == "SIGTERM stack dump\n"
+    assert (proc.returncode, _rest(proc)) == (143, "SIGTERM stack dump\n")
 
 
 def test_serve_run_takes_sigint_even_when_started_with_it_ignored() -> None:

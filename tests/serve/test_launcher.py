@@ -130,6 +130,8 @@ def test_launch_serves_until_sigterm_and_leaves_no_process_behind(tmp_path):
     finally:
         if launcher.poll() is None:
             launcher.kill()
+            launcher.wait(30)
+        launcher.stderr.close()
     deadline = time.monotonic() + 10                      # reaped children may linger as zombies briefly
     while _alive(started) and time.monotonic() < deadline:
         time.sleep(0.2)
