@@ -33,7 +33,8 @@ from typing import Any
 from mcp_types import CallToolResult
 
 from ..errors import DocindexError
-from ..fetch_docs import FetchResult, _prune_siblings, _swap_into_place, _written_tree, safe_segment
+from ..fetch_docs import FetchResult, _prune_siblings, _swap_into_place, _written_tree
+from ..safe_paths import safe_segment
 from ..tree_archive import UnsafeArchive, unpack_tree
 from .contract import SchemaValidatingServer, schema_tool
 from .payloads import json_result
