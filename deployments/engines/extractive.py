@@ -211,14 +211,14 @@ class ExtractiveEngine(Engine):
     def _embed(self, texts: list[str]) -> np.ndarray:
         """The embedder through a bounded LRU: popular passages' sentences recur
         across questions, and each costs a MiniLM run (the engine's main cost)."""
+        with self._lock:        # what is cached now (another slot may evict it before we are done)
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        known.update(zip(missing, self._embedder.embed(missing)) if missing else ())
+        out = np.stack([known[t] for t in texts])
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        fresh = dict(zip(missing, self._embedder.embed(missing))) if missing else {}
-        with self._lock:
-            for text, vector in fresh.items():
-                self._vectors[text] = vector
-            out = np.stack([fresh[t] if t in fresh else self._vectors[t] for t in texts])
             for text in texts:
+                self._vectors[text] = known[text]
                 self._vectors.move_to_end(text)
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)

@@ -18,6 +18,8 @@ from typing import Callable
 
 import httpx
 
+from serve_app.percentile import p50_p95
+
 REQUEST_DEADLINE_S = 120.0    # far above any answer or restart here (a killed Generator: 43 s at load 25)
 
 
@@ -46,12 +48,10 @@ class LoadReport:
 
     def summary(self) -> dict:
         done = [o for o in self.outcomes if o.terminal == "done"]
-        latencies = sorted(o.ended - o.started for o in done)
-        pct = (lambda q: round(latencies[min(len(latencies) - 1, int(q * len(latencies)))], 3)) if latencies else None
         return {"requests": len(self.outcomes), "statuses": {str(k): v for k, v in self.statuses().items()},
                 "answers_done": len(done), "error_events_by_stage": dict(self.error_stages()),
                 "problems": len(self.problems()),
-                "done_latency_s": {"p50": pct(0.5), "p95": pct(0.95)} if pct else None}
+                "done_latency_s": p50_p95(o.ended - o.started for o in done) if done else None}
 
 
 def judge_sse(body: str) -> tuple[str | None, str | None, str | None]:
