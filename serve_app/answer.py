@@ -133,7 +133,7 @@ class _Stage:
         self.fallback = fallback
         self.timing = timing
         self.committed = committed      # sources are out: every failure is an error event
-        self.partial: str | None = None     # the answer text streamed before a failure
+        self.parts: list[str] = []          # the answer text streamed before a failure (joined only then)
         self.failure: ErrorEvent | None = None
         self._span_cm = tracing.child_span(name, stages.answer, **attrs)
         self.started = 0.0      # perf_counter when the stage began
@@ -160,14 +160,14 @@ class _Stage:
         elif self._expected(exc):
             message = str(exc)
             if isinstance(exc, EngineError) and exc.partial:
-                self.partial = exc.partial
+                self.parts = [exc.partial]
         else:
             log.exception("%s failed [trace %s]", self.name, self.stages.trace_id, exc_info=exc)
             message = self.fallback
         tracing.record_error(self.span, self.event_stage, exc)
         tracing.record_error(self.stages.answer, self.event_stage, exc)
         self._span_cm.__exit__(None, None, None)
-        self.failure = ErrorEvent(stage=self.event_stage, message=message, partial=self.partial or None,
+        self.failure = ErrorEvent(stage=self.event_stage, message=message, partial="".join(self.parts) or None,
                                   trace_id=self.stages.trace_id)
         return True
 
@@ -219,6 +219,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
             # The first item means the Generator accepted the request: the deployed one
             # sends an empty delta when its replica takes the request (a slot, before
             # prefill). A full queue raises Busy here, while the ingress can still say 503.
+            stage.parts = parts
             next_delta = await anext(stream, None)
             yield sources
             stage.committed = True
@@ -232,7 +233,6 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
                         t.ttft_ms = _ms(stage.started)
                         tracing.first_token_event(stage.span)
                     parts.append(text)
-                    stage.partial = "".join(parts)
                     yield TokenEvent(text=text)
                 if delta.finish_reason is not None:
                     finish = delta.finish_reason
@@ -254,7 +254,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
     answer = "".join(parts).strip()
     with stages.stage("citations", event_stage="internal", expected=None,
                       fallback="the answer could not be checked", committed=True) as stage:
-        stage.partial = answer
+        stage.parts = [answer]
         result = await pipeline.check(answer, passages, **stage.carrier)
         stage.span.set_attribute("askdocs.citations.invalid", len(result.invalid_citations))
     if stage.failure is not None:
