@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from deployments.doc_archive import DocArchive
 from deployments.errors import AskdocsError
-from serve_app.errors import error_response, response_for
+from serve_app.errors import error_response, response_for, unauthorized_response
 
 log = logging.getLogger("askdocs.archive")
 ARCHIVE_TIMEOUT_S = 120.0       # writing a large tree the first time takes a while
@@ -50,7 +50,7 @@ def archive_route(pipeline: Any, authorized: Callable[[Request], bool],
 
     async def handler(request: Request) -> Response:
         if not authorized(request):
-            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+            return unauthorized_response()
         collection = request.query_params.get("collection") or None
         if collection is not None and len(collection) > 200:
             return error_response(422, "request", "collection: at most 200 characters")

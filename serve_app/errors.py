@@ -34,6 +34,11 @@ def busy_response(retry_after_s: float) -> JSONResponse:
     return error_response(Busy.status, Busy.stage, BUSY_MESSAGE, {"Retry-After": str(max(1, round(retry_after_s)))})
 
 
+def unauthorized_response() -> JSONResponse:
+    """401 for a missing or wrong bearer token (every route behind the keys)."""
+    return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+
+
 def response_for(e: AskdocsError, *, retry_after_s: float) -> JSONResponse:
     """The response for an error raised to the ingress; `retry_after_s` is the
     default Retry-After of a 503 whose error does not say."""

@@ -32,7 +32,7 @@ from deployments.errors import AskdocsError
 from serve_app.answer import answer_events, new_trace_id
 from serve_app.archive import archive_route
 from serve_app.edge_limits import edge_middleware
-from serve_app.errors import busy_response, error_response, response_for, status_for_stage
+from serve_app.errors import busy_response, error_response, response_for, status_for_stage, unauthorized_response
 from serve_app.pipeline import Pipeline
 from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
                                 SourcesEvent, TokenEvent, sse)
@@ -172,7 +172,7 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
 
     async def ask(request: Request) -> Response:
         if not authorized(request, keys):
-            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+            return unauthorized_response()
         try:
             body = await read_limited_body(request, settings.max_body_bytes, settings.body_read_timeout_s)
         except BodyTooLarge:
@@ -238,20 +238,20 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
 
     async def stats_endpoint(request: Request) -> Response:
         if not authorized(request, keys):
-            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+            return unauthorized_response()
         return JSONResponse(stats.snapshot())
 
     async def openapi(request: Request) -> Response:
         # Behind the keys too (issue 8: every route but /healthz); only the static
         # page at / stays open, because a browser cannot send a bearer token to load it.
         if not authorized(request, keys):
-            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+            return unauthorized_response()
         return JSONResponse(OPENAPI)
 
     async def collections(request: Request) -> Response:
         # The page's collection selector. Behind the keys like every route but /healthz.
         if not authorized(request, keys):
-            return error_response(401, "auth", "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"})
+            return unauthorized_response()
         try:
             info = await asyncio.wait_for(pipeline.info(), 5.0)
         except Exception as e:  # noqa: BLE001 - details in the log
