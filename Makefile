@@ -78,6 +78,8 @@ run: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	# docs equal the code: CLI --help pages and flags, the settings table (also in make test)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/ops/test_docs_cli_flags.py tests/engines/test_docs_configuration.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
