@@ -50,20 +50,15 @@ def shipped_gate() -> dict[str, float | None]:
     from serve_app.settings import Settings
 
     fields = Settings.model_fields
-    return {name: fields[f"gate_{name}"].default for name in ("min_cosine", "min_coverage", "sure_cosine")}
+    return {name: fields[f"gate_{name}"].default for name in ("min_cosine", "coverage_weight", "min_evidence")}
 
 
-def gate_passes(passages: list[tuple[float, float]], *, min_cosine: float, min_coverage: float | None = None,
-                sure_cosine: float | None = None) -> bool:
-    """deployments.gate.decide over (cosine, coverage) pairs, replicated: importing it imports Ray Serve
-    (tests/benchmarks/test_oos_gate.py checks both agree)."""
-    if not passages:
-        return False
-    best = max(cosine for cosine, _ in passages)
-    if min_coverage is None:
-        return best >= min_cosine
-    passed = any(cosine >= min_cosine and coverage >= min_coverage for cosine, coverage in passages)
-    return passed or (sure_cosine is not None and best >= sure_cosine)
+def gate_passes(passages: list[tuple[float, float]], **rule: float | None) -> bool:
+    """deployments.gate_rule.decide (the Gate's rule, Ray-free) over (cosine, coverage) pairs."""
+    from deployments.gate_rule import decide
+    from deployments.passage import Passage
+
+    return decide([Passage(source="", text="", cosine=c, coverage=v) for c, v in passages], **rule).passed
 
 
 def run_ours(index, question: str, collection: str) -> dict:
@@ -115,7 +110,7 @@ def score(qs: list[dict], ours: list[dict], base: list[list[str]]) -> dict:
 def gate_report(answerable: list[dict], off: list[dict]) -> dict:
     shipped = shipped_gate()
     report: dict = {"settings": shipped, "scored_over": f"first {metrics.CHUNKS_TO_MODEL} chunks",
-                    "decision": "replica of deployments.gate.decide; the module imports Ray"}
+                    "decision": "deployments.gate_rule.decide"}
     for score_name in ("best_cosine", "best_coverage", "best_fusion"):
         pos = [o[score_name] for o in answerable if o[score_name] is not None]
         neg = [o[score_name] for o in off if o[score_name] is not None]

@@ -73,8 +73,8 @@ def build_app(args: dict[str, Any]) -> Application:
     otel = settings.otel_endpoint    # every process exports its own spans (docs/tracing.md)
     retriever = Retriever.bind(settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
                                settings.mcp_start_timeout_s, otel_endpoint=otel)
-    gate = Gate.bind(settings.gate_min_cosine, otel_endpoint=otel, min_coverage=settings.gate_min_coverage,
-                     sure_cosine=settings.gate_sure_cosine)
+    gate = Gate.bind(settings.gate_min_cosine, otel_endpoint=otel, coverage_weight=settings.gate_coverage_weight,
+                     min_evidence=settings.gate_min_evidence)
     generator = Generator.bind(settings.engine_spec(), settings.retry_policy(), otel_endpoint=otel,
                                stream_interval_s=settings.stream_interval_s)
     checker = CitationChecker.bind(settings.min_support, otel_endpoint=otel)

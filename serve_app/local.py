@@ -53,7 +53,8 @@ class LocalPipeline:
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
         with tracing.replica_span(gate.SPAN, trace):
             return gate.decide(passages, min_cosine=self.settings.gate_min_cosine,
-                               min_coverage=self.settings.gate_min_coverage, sure_cosine=self.settings.gate_sure_cosine)
+                               coverage_weight=self.settings.gate_coverage_weight,
+                               min_evidence=self.settings.gate_min_evidence)
 
     def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
         return accepted_first(traced_generate(self.engine, prompt, params, self.retry, trace))

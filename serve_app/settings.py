@@ -152,17 +152,18 @@ class Settings(BaseSettings):
                     "all-MiniLM-L6-v2 on the dev eval (evals/README.md, `python -m evals.calibrate`): "
                     "answerable questions' best cosine 0.350-0.837, off-topic 0.110-0.343; floor = "
                     "lowest answerable - 0.05. Recalibrate for another embedding model.")
-    gate_min_coverage: float | None = Field(
-        0.5, ge=0.0, le=1.0,
-        description="With it, a passage passes the Gate only when its cosine reaches gate_min_cosine AND the "
-                    "question's words cover this share of it (idf-weighted, docindex's per-hit coverage): "
-                    "everyday questions reach cosine 0.3-0.35 on technical docs but not their words. Measured "
-                    "on the dev halves: off-topic refused cMCP 8/8, PostgreSQL 22/23 (13/23 on cosine alone), "
-                    "0/110 answerable refused (benchmarks/results/retrieval_levers.md). null = cosine only.")
-    gate_sure_cosine: float | None = Field(
-        0.45, ge=-1.0, le=1.0,
-        description="A passage at or above this cosine passes whatever its coverage (paraphrased questions). "
-                    "null = no such shortcut.")
+    gate_coverage_weight: float | None = Field(
+        0.65, ge=0.0, le=10.0,
+        description="With it, a question that clears gate_min_cosine passes only when its evidence, best cosine + "
+                    "this weight x best coverage (idf-weighted share of the question's words found in a passage, "
+                    "docindex's per-hit coverage) reaches gate_min_evidence: everyday questions reach cosine "
+                    "0.3-0.5 on technical docs but not their words. Chosen on dev halves only "
+                    "(benchmarks/results/gate_evidence.md). null = the cosine floor alone.")
+    gate_min_evidence: float | None = Field(
+        0.68, ge=-1.0, le=11.0,
+        description="The threshold on best cosine + gate_coverage_weight x best coverage. Dev halves: wrong "
+                    "refusals cMCP 0/50, PostgreSQL 1/60, Python 1/60; off-topic refused 8/8, 22/23, 22/23. "
+                    "null = the cosine floor alone.")
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(
