@@ -158,7 +158,11 @@ def sweep(rows: dict) -> dict:
     t = round((best["lo"] + best["hi"]) / 2, 2)
     choice = {"family": best["family"], "w": best["w"], "t": t,
               "margin": round(min(t - best["lo"], best["hi"] - t), 3)}
-    return {"table": table, "previous_family": prev, "choice": choice,
+    score = families()[best["family"]](best["w"])
+    near = {t: (sorted(((f["id"], score(f)) for f in g["answerable"]), key=lambda x: x[1])[:3],
+                sorted(((f["id"], score(f)) for f in g["off_topic"]), key=lambda x: -x[1])[:3])
+            for t, g in rows.items()}
+    return {"table": table, "previous_family": prev, "choice": choice, "near": near,
             "choice_counts": counts(rows, lambda f: floor_ok(f) and families()[best["family"]](best["w"])(f) >= t)}
 
 
@@ -177,13 +181,22 @@ def markdown(meta: dict, rows: dict, result: dict, split: str) -> str:
         return md + head + f"| shipped: {result['shipped_rule']} | {fmt(result['shipped'])} |\n"
     ch = result["choice"]
     md += head + f"| before: cosine ≥ 0.29 and coverage ≥ 0.5, or cosine ≥ 0.45 | {fmt(result['before'])} |\n"
-    md += (f"| chosen: cosine ≥ {FLOOR} and {ch['family']} evidence (w {ch['w']}) ≥ {ch['t']} | "
-           f"{fmt(result['choice_counts'])} |\n\n")
+    md += (f"| chosen: cosine ≥ {FLOOR} and {ch['family']} evidence (w {ch['w']}) ≥ {ch['t']} "
+           f"(margin ±{ch['margin']}) | {fmt(result['choice_counts'])} |\n")
+    md += f"| shipped (serve_app/settings.py) | {fmt(result['shipped'])} |\n\n"
     md += "Widest feasible threshold interval per family (best weight; margin = half its width; ≤ 0: no threshold "
     md += "meets every dev target):\n\n| family | w | thresholds | margin |\n|---|---:|---|---:|\n"
     for fam in families():
         r = max((r for r in result["table"] if r["family"] == fam), key=lambda r: r["margin"])
         md += f"| {fam} | {r['w']} | ({r['lo']:.3f}, {r['hi']:.3f}] | {r['margin']:+.3f} |\n"
+    md += "\nThe weighted family by weight (dev sets):\n\n| w | thresholds | margin |\n|---:|---|---:|\n"
+    for r in result["table"]:
+        if r["family"] == "weighted" and 0.3 <= r["w"] <= 1.0:
+            md += f"| {r['w']} | ({r['lo']:.3f}, {r['hi']:.3f}] | {r['margin']:+.3f} |\n"
+    md += ("\nChosen rule's evidence near the threshold (lowest answerable, highest off-topic; "
+           "id evidence):\n\n| set | answerable | off-topic |\n|---|---|---|\n")
+    for t, (ans, off) in result["near"].items():
+        md += f"| {t} | {', '.join(f'{i} {v:.3f}' for i, v in ans)} | {', '.join(f'{i} {v:.3f}' for i, v in off)} |\n"
     ok = [r for r in result["previous_family"] if r["meets_targets"]]
     md += (f"\nThe previous family (coverage floor v × sure cosine s, 30 rules): {len(ok)} meet every dev target.\n"
            f"Chosen rule's misses: " + "; ".join(f"{t} {k}: {', '.join(x['ids']) or '-'}"
