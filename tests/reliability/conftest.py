@@ -250,13 +250,15 @@ START_ATTEMPTS = 3
 
 
 @contextlib.contextmanager
-def start_cluster(tmp: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> Iterator[RayCluster]:
+def start_cluster(tmp: Path, edit: Callable[[dict[str, Any]], None] | None = None,
+                  control: Path | None = None) -> Iterator[RayCluster]:
     """serve_config.yaml as shipped (fake engine, stub index), changed by `edit`,
     on its own local Ray cluster driven by cluster_main.py; stopped on exit.
 
     Ray gives its raylet a fixed 30 s to register (RAY_raylet_start_wait_time_s
     is not read by this version's ray.init); on a loaded 2-core box it can miss
-    that, so a start that failed for that reason alone is tried again."""
+    that, so a start that failed for that reason alone is tried again.
+    `control`: the driver's request folder (cluster_main.py: tracemalloc in the Ingress)."""
     port, tag = free_port(), f"askdocs-rel-{uuid.uuid4().hex[:8]}"
     config = cluster_config(port, tmp / "aborts.log", tag)
     if edit is not None:
@@ -268,7 +270,7 @@ def start_cluster(tmp: Path, edit: Callable[[dict[str, Any]], None] | None = Non
         log = tmp / f"driver-{attempt}.log"
         with log.open("w") as out:
             proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("cluster_main.py")),
-                                     str(config_file), str(ray_tmp)],
+                                     str(config_file), str(ray_tmp), *([str(control)] if control else [])],
                                     cwd=REPO, env=child_env(), stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         try:

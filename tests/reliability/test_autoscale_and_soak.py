@@ -26,6 +26,7 @@ import pytest
 from tests.reliability.conftest import RayCluster, record, start_cluster
 from tests.reliability.faults import done_count
 from tests.reliability.load import LoadReport, one_request, run_load
+from tests.reliability.soak import serve_processes, slope_mb_per_min
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 SLOW_ANSWER = "What does the proxy answer when the queue is full? [[fake:slow=0.02]]"
@@ -34,7 +35,6 @@ HANG_GUARD_S = 180.0
 SOAK_S = float(os.environ.get("SOAK_S") or 180)
 SAMPLE_EVERY_S = 5.0
 RSS_SLOPE_BOUND_MB_PER_MIN = 2.0     # per process; a 1 KB-per-answer leak at ~1.6 answers/s is ~0.1 MB/min
-TITLES = ("ServeReplica:askdocs:", "ProxyActor", "ServeController")
 
 
 def _autoscaled(config: dict[str, Any]) -> None:
@@ -95,28 +95,6 @@ def test_load_makes_serve_add_a_generator_replica_and_idle_removes_it(autoscaled
     assert after.status_code == 200
 
 
-def _serve_processes(cluster: RayCluster) -> dict[str, psutil.Process]:
-    named: dict[str, psutil.Process] = {}
-    for p in cluster.processes():
-        try:
-            cmd = " ".join(p.cmdline())
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-        if cluster.mcp_tag in cmd:
-            named[f"index_server:{p.pid}"] = p
-        for title in TITLES:
-            if title in cmd:
-                named[f"{cmd.split(title, 1)[1].split()[0] if title.endswith(':') else title}:{p.pid}"] = p
-    return named
-
-
-def _slope_mb_per_min(points: list[tuple[float, float]]) -> float:
-    n = len(points)
-    mean_t, mean_m = sum(t for t, _ in points) / n, sum(m for _, m in points) / n
-    var = sum((t - mean_t) ** 2 for t, _ in points)
-    return round(sum((t - mean_t) * (m - mean_m) for t, m in points) / var * 60, 3) if var else 0.0
-
-
 async def _soak(url: str, seconds: float, samples: dict[str, list[tuple[float, float]]],
                 procs: dict[str, psutil.Process]) -> LoadReport:
     report = LoadReport()
@@ -141,7 +119,7 @@ async def _soak(url: str, seconds: float, samples: dict[str, list[tuple[float, f
 
 
 def test_soak_at_eighty_percent_keeps_every_replica_flat(ray_cluster: RayCluster) -> None:
-    procs = _serve_processes(ray_cluster)
+    procs = serve_processes(ray_cluster.processes(), ray_cluster.mcp_tag)
     assert sum(name.startswith(("Generator", "Ingress", "Retriever")) for name in procs) >= 3, list(procs)
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in procs}
     t0 = time.monotonic()
@@ -152,7 +130,7 @@ def test_soak_at_eighty_percent_keeps_every_replica_flat(ray_cluster: RayCluster
                         if o.terminal == "done" and start <= o.ended - t0 < start + 30)
         windows.append({"from_s": start, "answers_per_s": round(len(inside) / 30, 2),
                         "p95_s": round(inside[int(0.95 * (len(inside) - 1))], 3) if inside else None})
-    slopes = {name: _slope_mb_per_min([pt for pt in pts if pt[0] >= SOAK_S / 2])
+    slopes = {name: slope_mb_per_min([pt for pt in pts if pt[0] >= SOAK_S / 2])
               for name, pts in samples.items() if len(pts) >= 4}
     record("soak_ray", {"seconds": SOAK_S, "sample_every_s": SAMPLE_EVERY_S, **report.summary(),
                         "windows": windows, "rss_mb_first_last": {n: [round(p[0][1], 1), round(p[-1][1], 1)]
