@@ -11,6 +11,7 @@
     store.py       the SQLite schema, opening with checks, ingest's writes, dropping a collection
     ingest.py      paths → one transaction (unchanged / changed / removed by SHA-256)
     index.py       Index: search (RRF of dense + BM25), browsing, reload on a new version
+    browse.py      the SQL behind browsing: collections, documents, chunk listings, content hashes
     cli.py         `docindex ingest | search | stats | drop | serve-mcp`
     mcp/, fetch_docs.py           the stdio MCP server (docindex/mcp/__init__.py) and its file tree export
 """

@@ -5,7 +5,8 @@ collection, loaded once and reloaded only when the index version changes
 (another process committed an ingest). Each search reads in one SQLite
 transaction (version check, reload if needed, BM25, chunk rows), so a search
 never mixes two versions of the index. BM25 is scored in memory over FTS5's
-own postings (lexical.py), loaded with the vectors.
+own postings (lexical.py), loaded with the vectors. Browsing (collections,
+documents, chunk listings) reads no vectors: its SQL is in browse.py.
 
 Thread safety: one connection opened with check_same_thread=False, guarded by
 a lock; the query embedding runs outside the lock (ONNX Runtime sessions are
@@ -13,7 +14,6 @@ thread-safe), so concurrent searches only serialize on the SQLite part.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import time
@@ -23,16 +23,16 @@ from typing import Iterator
 
 import numpy as np
 
-from . import doclexical, lexical, store
+from . import browse, doclexical, lexical, store
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
-from .errors import CollectionNotFound, DocumentNotFound, EmptyQuery, InputError
+from .errors import CollectionNotFound, EmptyQuery, InputError
 from .minilm import default_embedder
 from .ranking import DEFAULT_RANKING, Ranking, fuse_documents, rank, rrf
 from .snapshot import Snapshot
 from .textsearch import cjk_share, match_expression, query_terms
-from .types import CollectionInfo, DocumentInfo, Hit, Section
+from .types import CollectionInfo, DocumentInfo, Hit
 
 RRF_K = DEFAULT_RANKING.rrf_k   # the RRF constant; all ranking knobs are in ranking.py
 CANDIDATES = 50          # per retriever, before fusion
@@ -239,9 +239,7 @@ class Index:
         with self._lock, self._read_transaction():
             version = self._read_version()
             model = self._read_meta().get("embed_model", "")
-            rows = self._conn.execute(
-                "SELECT d.collection, count(DISTINCT d.id), count(c.id) FROM documents d "
-                "LEFT JOIN chunks c ON c.doc_id = d.id GROUP BY d.collection ORDER BY d.collection").fetchall()
+            rows = browse.collection_counts(self._conn)
         return [CollectionInfo(name, docs, chunks, model, version) for name, docs, chunks in rows]
 
     def stats(self) -> dict:
@@ -271,61 +269,19 @@ class Index:
 
     def get_document(self, *, source: str | None = None, doc_id: int | None = None,
                      collection: str | None = None) -> DocumentInfo:
-        if (source is None) == (doc_id is None):
-            raise InputError("give exactly one of source or doc_id")
         with self._lock, self._read_transaction():
-            if collection is not None:
-                self._require_collection(collection)
-            sql = ("SELECT id, collection, source, title, sha256, metadata FROM documents WHERE "
-                   + ("source = ?" if source is not None else "id = ?"))
-            params: list = [source if source is not None else doc_id]
-            if collection is not None:
-                sql += " AND collection = ?"
-                params.append(collection)
-            found = self._conn.execute(sql, params).fetchall()
-            if not found:
-                what = f"source {source!r}" if source is not None else f"doc_id {doc_id}"
-                where = f" in collection {collection!r}" if collection else ""
-                raise DocumentNotFound(f"no document with {what}{where}")
-            if len(found) > 1:
-                names = ", ".join(sorted(row[1] for row in found))
-                raise InputError(f"source {source!r} is in several collections ({names}): name one")
-            doc, coll, src, title, sha, metadata = found[0]
-            sections = self._conn.execute(
-                "SELECT anchor, heading_path, level, min(ordinal) FROM chunks WHERE doc_id = ? "
-                "GROUP BY anchor ORDER BY min(ordinal)", (doc,)).fetchall()
-            count = self._conn.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", (doc,)).fetchone()[0]
-        return DocumentInfo(
-            doc_id=doc, collection=coll, source=src, title=title, sha256=sha, chunk_count=count,
-            sections=tuple(Section(anchor, tuple(json.loads(path)), level, ordinal)
-                           for anchor, path, level, ordinal in sections),
-            metadata=json.loads(metadata),
-        )
+            return browse.document_info(self._conn, source=source, doc_id=doc_id, collection=collection)
 
     def iter_chunks(self, collection: str) -> Iterator[dict]:
         """Every chunk of a collection, by source then ordinal (read in one transaction)."""
         with self._lock, self._read_transaction():
-            self._require_collection(collection)
-            rows = self._conn.execute(
-                "SELECT c.id, c.doc_id, d.source, d.title, c.anchor, c.heading_path, c.level, c.ordinal, "
-                "c.text, d.metadata FROM chunks c JOIN documents d ON d.id = c.doc_id "
-                "WHERE c.collection = ? ORDER BY d.source, c.ordinal", (collection,)).fetchall()
-        for chunk_id, doc_id, source, title, anchor, path, level, ordinal, text, metadata in rows:
-            url = json.loads(metadata).get("url")
-            yield {"chunk_id": chunk_id, "doc_id": doc_id, "source": source, "doc_title": title,
-                   "anchor": anchor, "heading_path": tuple(json.loads(path)), "level": level,
-                   "ordinal": ordinal, "text": text, "url": url if isinstance(url, str) else None}
+            rows = browse.collection_chunks(self._conn, collection)
+        yield from browse.chunk_dicts(rows)
 
     def content_hash(self, collection: str) -> str:
         """SHA-256 over the (source, sha256) pairs of a collection's documents, in source order."""
         with self._lock, self._read_transaction():
-            self._require_collection(collection)
-            rows = self._conn.execute(
-                "SELECT source, sha256 FROM documents WHERE collection = ? ORDER BY source", (collection,))
-            digest = hashlib.sha256()
-            for source, sha in rows:
-                digest.update(f"{source}\0{sha}\n".encode())
-        return digest.hexdigest()
+            return browse.content_hash(self._conn, collection)
 
     # ------------------------------------------------------------ internals
 
@@ -346,8 +302,8 @@ class Index:
     def _check_embedder(self, embedder: Embedder, meta: dict[str, str]) -> None:
         store.check_embedder(meta, embedder.name, embedder.dim, self.path)
 
-    def _read_transaction(self):
-        return _ReadTransaction(self._conn)
+    def _read_transaction(self) -> browse.ReadTransaction:
+        return browse.ReadTransaction(self._conn)
 
     def _read_meta(self) -> dict[str, str]:
         return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
@@ -372,38 +328,8 @@ class Index:
         self._snapshot = Snapshot.load(self._conn, version, dim, None if self._exact else self.path)
         return True
 
-    def _require_collection(self, collection: str) -> None:
-        exists = self._conn.execute("SELECT 1 FROM documents WHERE collection = ? LIMIT 1",
-                                    (collection,)).fetchone()
-        if not exists:
-            names = [n for (n,) in self._conn.execute("SELECT DISTINCT collection FROM documents ORDER BY 1")]
-            raise CollectionNotFound(_collection_message(collection, names))
-
     def _unknown_collection_message(self, collection: str, snapshot: Snapshot) -> str:
-        return _collection_message(collection, sorted(snapshot.collections))
-
-
-def _collection_message(collection: str, names: list[str]) -> str:
-    known = ", ".join(names) if names else "none: the index is empty"
-    return f"no collection {collection!r} in this index (collections: {known})"
-
-
-class _ReadTransaction:
-    """BEGIN … COMMIT around reads (a consistent snapshot in WAL mode); re-entrant-safe."""
-
-    def __init__(self, conn) -> None:
-        self.conn = conn
-        self.owner = False
-
-    def __enter__(self):
-        if not self.conn.in_transaction:
-            self.conn.execute("BEGIN")
-            self.owner = True
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.owner:
-            self.conn.execute("COMMIT")
+        return browse.collection_message(collection, sorted(snapshot.collections))
 
 
 __all__ = ["Index", "Ranking", "RRF_K", "CANDIDATES"]

@@ -143,3 +143,29 @@ def test_deployments_never_names_serve_app():
         if "serve_app" in line
     ]
     assert mentions == []
+
+
+# A module over this many lines has outgrown its one job: split it along a seam
+# (a module whose name says what it holds), as docindex/browse.py and deployments/mcp_pool.py were.
+MAX_MODULE_LINES = 400
+SIZE_CHECKED = ("serve_app", "deployments", "docindex")
+
+
+def _oversized(limit: int) -> list[str]:
+    return sorted(
+        f"{path.relative_to(REPO)}: {lines} lines"
+        for module, path in MODULES.items()
+        if module.partition(".")[0] in SIZE_CHECKED
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > limit
+    )
+
+
+def test_no_module_in_the_served_packages_is_over_400_lines():
+    assert _oversized(MAX_MODULE_LINES) == []
+
+
+def test_the_size_check_sees_every_served_package():
+    # It reads every module of the three packages (a limit of 0 flags each one, subpackages included).
+    flagged = {line.split("/")[0] for line in _oversized(0)}
+    assert flagged == set(SIZE_CHECKED)
+    assert any(line.startswith("docindex/mcp/") for line in _oversized(0))

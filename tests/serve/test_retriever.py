@@ -13,7 +13,8 @@ from mcp import MCPError
 
 from deployments.errors import InvalidQuestion, InvalidRequest, McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
 from deployments.mcp_results import argument_error, parse_crag_text
-from deployments.retriever import McpPool, _invalid_params, index_info, search
+from deployments.mcp_pool import _invalid_params
+from deployments.retriever import McpPool, index_info, search
 from tests.serve.conftest import pids_with, stub_command
 from tests.stubs import crag_command
 
