@@ -78,8 +78,9 @@ run: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	# docs equal the code: CLI --help pages and flags, the settings table (also in make test)
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/ops/test_docs_cli_flags.py tests/engines/test_docs_configuration.py
+	# docs equal the code: CLI --help pages and flags, the MCP tool list, the settings table (also in make test)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/ops/test_docs_cli_flags.py tests/ops/test_docs_mcp_tools.py \
+		tests/engines/test_docs_configuration.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
