@@ -41,8 +41,9 @@ def translate(e: BaseException) -> BaseException:
     cause chain, else the innermost AskdocsError, else the error itself."""
     for cause in _causes(e):
         if isinstance(cause, BackPressureError):
-            retry_after = cause.args[3] if len(cause.args) > 3 else None
-            return Busy("a downstream deployment is at capacity", retry_after_s=retry_after)
+            # Ray's public property (ray.serve.exceptions, PublicAPI alpha); it survives pickling
+            # (tests/serve/test_ray_private_pins.py).
+            return Busy("a downstream deployment is at capacity", retry_after_s=cause.retry_after_s)
     for cause in _causes(e):
         if isinstance(cause, AskdocsError):
             return cause
