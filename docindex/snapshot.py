@@ -47,22 +47,86 @@ class Snapshot:
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, version: int, dim: int, db: Path | None = None) -> "Snapshot":
-        """`db`: the index file, whose search files (ann_sidecar.py) are used when they match; None: not used."""
-        rows = conn.execute(
-            "SELECT c.id, c.collection, c.doc_id FROM chunks c JOIN vectors v ON v.chunk_id = c.id "
-            "ORDER BY c.collection, c.id").fetchall()
-        ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        doc_ids = np.fromiter((row[2] for row in rows), dtype=np.int64, count=len(rows))
-        slices: dict[str, tuple[int, int]] = {}
-        for row_index, row in enumerate(rows):
-            start, _ = slices.get(row[1], (row_index, row_index))
-            slices[row[1]] = (start, row_index + 1)
+        """`db`: the index file, whose search files (ann_sidecar.py) are used when they match; None: not used.
+
+        With search files, the rows come from the chunks table's two indexes alone (a few bytes per
+        chunk): the files hold the vectors and postings, and their manifest's digest of the chunk ids,
+        written in the transaction that wrote these rows, vouches that every chunk has a vector.
+        Without (or when they do not match), the rows are those joined to a vector, read with the
+        vectors themselves."""
+        opened, by_index = ann_sidecar.Opened(), None
+        if db is not None and ann_sidecar.read_token(conn):
+            by_index, slices = read_ids(conn)
+            opened = ann_sidecar.open_for(conn, db, version, by_index, slices, dim)
+        if by_index is not None and opened.token is not None:
+            ids, doc_ids = by_index, _read_doc_ids(conn, by_index)
+        else:
+            ids, doc_ids, slices = _read_rows(conn)
+            if by_index is not None and not np.array_equal(by_index, ids):    # a chunk without a vector
+                opened = ann_sidecar.open_for(conn, db, version, ids, slices, dim)
         names = frozenset(name for (name,) in conn.execute("SELECT DISTINCT collection FROM documents"))
         id_order = np.argsort(ids, kind="stable")
-        opened = ann_sidecar.open_for(conn, db, version, ids, slices, dim)
         matrix = opened.matrix if opened.matrix is not None else _read_matrix(conn, len(ids), dim)
         postings = opened.postings or lexical.Lexical.load(conn, ids, lambda wanted: rows_of(ids, id_order, wanted))
         return cls(version, ids, doc_ids, matrix, slices, names, id_order, postings, anns=opened.anns)
+
+
+# Rows are read one group_concat per collection, parsed by numpy in C: a Python tuple per chunk,
+# and the join to each chunk's vector page, made opening linear in the table's bytes
+# (benchmarks/snapshot_open.py). group_concat's order is not defined: each group is sorted here.
+
+def _parse(joined: str, count: int, what: str) -> np.ndarray:
+    values = np.fromstring(joined, dtype=np.int64, sep=" ")
+    if len(values) != count:
+        raise ValueError(f"{len(values)} {what} parsed for {count} chunks")
+    return values
+
+
+def read_ids(conn: sqlite3.Connection) -> tuple[np.ndarray, dict[str, tuple[int, int]]]:
+    """Every chunk's id, grouped by collection (SQLite's order of the names), ascending within;
+    each collection's [start, end) rows. Reads the index chunks_by_collection only."""
+    parts: list[np.ndarray] = []
+    slices: dict[str, tuple[int, int]] = {}
+    start = 0
+    for name, count, joined in conn.execute(
+            "SELECT collection, count(*), group_concat(id, ' ') FROM chunks GROUP BY collection ORDER BY collection"):
+        parts.append(np.sort(_parse(joined, count, "chunk ids")))
+        slices[name] = (start, start + count)
+        start += count
+    return (np.concatenate(parts) if parts else np.zeros(0, np.int64)), slices
+
+
+def _read_doc_ids(conn: sqlite3.Connection, ids: np.ndarray) -> np.ndarray:
+    """The document id of each of `ids` (all of the table's chunks). Reads the index chunks_by_doc only."""
+    count, joined_ids, joined_docs = conn.execute(
+        "SELECT count(*), group_concat(id, ' '), group_concat(doc_id, ' ') FROM chunks").fetchone()
+    if count != len(ids):
+        raise ValueError(f"{count} chunks, {len(ids)} chunk ids")
+    if not count:
+        return np.zeros(0, np.int64)
+    chunk_ids, docs = _parse(joined_ids, count, "chunk ids"), _parse(joined_docs, count, "document ids")
+    order = np.argsort(chunk_ids)
+    at = np.searchsorted(chunk_ids, ids, sorter=order)
+    return np.asarray(docs[order[at]], dtype=np.int64)
+
+
+def _read_rows(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray, dict[str, tuple[int, int]]]:
+    """Like read_ids, for the chunks with a vector only, and their document ids."""
+    ids_parts, doc_parts = [], []
+    slices: dict[str, tuple[int, int]] = {}
+    start = 0
+    for name, count, joined_ids, joined_docs in conn.execute(
+            "SELECT c.collection, count(*), group_concat(c.id, ' '), group_concat(c.doc_id, ' ') "
+            "FROM chunks c JOIN vectors v ON v.chunk_id = c.id GROUP BY c.collection ORDER BY c.collection"):
+        chunk_ids, docs = _parse(joined_ids, count, "chunk ids"), _parse(joined_docs, count, "document ids")
+        order = np.argsort(chunk_ids, kind="stable")
+        ids_parts.append(chunk_ids[order])
+        doc_parts.append(docs[order])
+        slices[name] = (start, start + count)
+        start += count
+    if not ids_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), slices
+    return np.concatenate(ids_parts), np.concatenate(doc_parts), slices
 
 
 def _read_matrix(conn: sqlite3.Connection, n: int, dim: int) -> np.ndarray:
