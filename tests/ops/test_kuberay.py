@@ -274,11 +274,12 @@ def test_the_index_is_written_on_local_disk_and_published_to_the_file_the_rayser
     db = args[args.index("--db") + 1]
     _, _, scratch = volume_at(head, db)
     assert "emptyDir" in scratch                      # SQLite is never written on the network file system
-    published = re.search(r"mv -f \S+ (\S+)$", job_script(), re.M).group(1)
+    (publish,) = [c for c in copy_commands(job_script()) if c[-2] == db]
+    published = publish[-1]
     relative, mount, volume = volume_at(head, published)
     assert not mount.get("readOnly")
     (init,) = gpu_group()["template"]["spec"]["initContainers"]
-    source = re.search(r"file:(\S+?)\?immutable=1", " ".join(init["command"])).group(1)
+    source = init["command"][-2]
     service_relative, _, service_volume = volume_at(
         {"containers": [init], "volumes": gpu_group()["template"]["spec"]["volumes"]}, source)
     assert relative == service_relative
@@ -288,3 +289,77 @@ def test_the_index_is_written_on_local_disk_and_published_to_the_file_the_rayser
 def test_the_image_the_job_runs_installs_the_ray_ingest_extra() -> None:
     build_stage = (REPO / "Dockerfile").read_text().split("AS cpu")[0]
     assert "-r requirements/ray-ingest.txt" in build_stage
+
+
+# ---------------------------------------------------------------- the search files travel with the index (issue 14)
+
+COPY = ["python", "-m", "docindex.index_copy"]
+
+
+def copy_commands(script: str) -> list[list[str]]:
+    """Every `python -m docindex.index_copy …` line of a bash script, split."""
+    import shlex
+
+    found = []
+    for line in script.splitlines():
+        at = line.find(" ".join(COPY))
+        if at >= 0:
+            found.append(shlex.split(line[at:].split(";")[0]))
+    return found
+
+
+def on_disk(pod: dict[str, Any], container: dict[str, Any], path: str, root: Path) -> Path:
+    """Where `path` of this container lies in the test's stand-in volumes: one folder per claim (shared by
+    every pod that mounts it) or per pod-local volume (pod["name"] set by the test)."""
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    ((mount_path, name),) = [(m["mountPath"], m["name"]) for m in container["volumeMounts"]
+                             if path.startswith(m["mountPath"].rstrip("/") + "/")]
+    volume = volumes[name]
+    key = volume["persistentVolumeClaim"]["claimName"] if "persistentVolumeClaim" in volume else \
+        f"{pod['name']}-{name}"
+    return root / key / posixpath.relpath(path, mount_path)
+
+
+def run_copy(command: list[str], pod: dict[str, Any], container: dict[str, Any], root: Path) -> None:
+    assert command[:3] == COPY
+    args = [a if a.startswith("-") else str(on_disk(pod, container, a, root)) for a in command[3:]]
+    result = subprocess.run([sys.executable, "-m", "docindex.index_copy", *args], cwd=REPO, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_copy_steps_carry_the_search_files_from_the_ingest_to_the_served_copy(tmp_path, monkeypatch):
+    """The RayJob's publish, then a RayService worker's copy-index, run as written (paths mapped onto
+    folders standing in for the volumes) on an index with search files: the served copy uses them."""
+    from docindex import ann, ann_sidecar
+    from docindex.index import Index
+    from docindex.ingest import ingest
+    from tests.docindex.fakes import HashEmbedder
+
+    monkeypatch.setenv(ann.MIN_CHUNKS_ENV, "20")
+    head = {**job_pods()[0], "name": "job-head"}
+    (head_container,) = head["containers"]
+    args = ingest_command()
+    built = on_disk(head, head_container, args[args.index("--db") + 1], tmp_path)
+    built.parent.mkdir(parents=True)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(10):
+        (docs / f"f{i}.md").write_text(f"# File {i}\n\n" + "".join(f"## Part {p}\n\nreplica part {p} of {i}.\n\n"
+                                                                   for p in range(3)))
+    embedder = HashEmbedder()
+    ingest([docs], built, "askdocs", embedder=embedder)
+    (pull, publish) = copy_commands(job_script())      # the previous index in, the new one out
+    assert "--immutable" in pull and "--immutable" not in publish   # the claim's file is only ever renamed
+    run_copy(publish, head, head_container, tmp_path)
+
+    pod = {**gpu_group()["template"]["spec"], "name": "gpu-worker"}
+    (init,) = pod["initContainers"]
+    assert init["command"][:3] == COPY and "--immutable" in init["command"]
+    run_copy(init["command"], pod, init, tmp_path)
+    (app,) = serve_config()["applications"]
+    (worker,) = pod["containers"]
+    served = on_disk(pod, worker, posixpath.join(worker["workingDir"], app["args"]["db"]), tmp_path)
+    assert served.is_file() and ann_sidecar.folder(served).is_dir()
+    with Index(served, embedder=embedder) as index:
+        assert index._snapshot is not None and set(index._snapshot.anns) == {"askdocs"}
