@@ -87,11 +87,22 @@ ROWS: dict[str, tuple[str, str]] = {
     "ingest_while_serving": ("re-ingest and killed ingest while serving",
                              "{answers} answers, {mixed_answers} mixing versions, versions {index_versions}, "
                              "re-ingest {reingest_s} s, integrity {integrity}"),
+    "killed_ingest_short": ("ingest SIGKILLed inside its write transaction while serving (default suite)",
+                            "{answers} answers ({answers_while_held} while it held the transaction, "
+                            "{answers_after_kill_before_next_ingest} after the kill), {mixed_answers} mixing "
+                            "versions, documented failures {documented_failures}, problems {problems}; versions "
+                            "before / after the kill / after the next ingest {index_versions}, (documents, chunks) "
+                            "before / after the kill {rows_before_after_kill}, integrity {integrity}"),
     "autoscale_generator_ray": ("autoscaling (Generator min 1 max 2)",
                                 "{clients} clients: 2 replicas {upscaled_after_load_s} s after the load began "
                                 "(upscale delay {autoscaling_config[upscale_delay_s]} s); back to 1 "
                                 "{downscaled_after_load_end_s} s after it ended (downscale delay "
                                 "{autoscaling_config[downscale_delay_s]} s)"),
+    "soak_extractive_ray": ("soak on the shipped default (extractive engine, docindex serve-mcp over docs/)",
+                            "{seconds:.0f} s at {offered_rate_per_s} requests/s ({share_of_capacity:.0%} of the "
+                            "{capacity_answers_per_s} answers/s measured first): {load}{latency}; steepest RSS "
+                            "slope (second half) {steepest_slope} MB/min of {processes} processes (bound "
+                            "{bound_mb_per_min})"),
     "soak_ray": ("soak, ~80 % of the Generator slot",
                  "{seconds:.0f} s: {load}{latency}; steepest RSS slope (second half) {steepest_slope} MB/min of "
                  "{processes} processes (bound {bound_mb_per_min})"),
