@@ -98,6 +98,12 @@ ROWS: dict[str, tuple[str, str]] = {
                                 "(upscale delay {autoscaling_config[upscale_delay_s]} s); back to 1 "
                                 "{downscaled_after_load_end_s} s after it ended (downscale delay "
                                 "{autoscaling_config[downscale_delay_s]} s)"),
+    "autoscale_retriever_ray": ("autoscaling (Retriever, shipped min 1 max 2 target 4)",
+                                "{clients} clients, searches of 0.3 s: 2 replicas {upscaled_after_load_s} s after "
+                                "the load began (replica counts at s: {replica_count_changes_s}; upscale delay "
+                                "{autoscaling_config[upscale_delay_s]} s); {load}; with 2 replicas {statuses_with_two}; "
+                                "back to 1 {downscaled_after_load_end_s} s after it ended (downscale delay "
+                                "{autoscaling_config[downscale_delay_s]} s)"),
     "soak_extractive_ray": ("soak on the shipped default (extractive engine, docindex serve-mcp over docs/)",
                             "{seconds:.0f} s at {offered_rate_per_s} requests/s ({share_of_capacity:.0%} of the "
                             "{capacity_answers_per_s} answers/s measured first): {load}{latency}; steepest RSS "

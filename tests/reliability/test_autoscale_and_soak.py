@@ -1,10 +1,11 @@
 """Autoscaling seen working, and a soak looking for memory growth (issue 17).
 Slow: `make reliability`.
 
-- Autoscaling: serve_config.yaml with the Generator (fake engine) autoscaled,
-  min 1 max 2, target 1 ongoing request, upscale after 1 s, downscale after
-  5 s, on its own Ray cluster. Load adds a replica; the end of the load
-  removes it.
+- Autoscaling, once per deployment (each on its own Ray cluster):
+  serve_config.yaml with the Generator (fake engine) autoscaled, min 1 max 2,
+  target 1 ongoing request; or with the Retriever's shipped autoscaling (min 1
+  max 2, target 4) and slow searches. Upscale after 1 s, downscale after 5 s.
+  Load adds a replica; the end of the load removes it.
 - Soak: the shipped config on the suite's cluster, one closed-loop client at
   about 80 % of the Generator's one slot (an answer of ~0.5 s, a 0.1 s pause),
   for SOAK_S seconds (default 180; `make reliability` runs the default). RSS
@@ -22,8 +23,9 @@ from typing import Any, Iterator
 import httpx
 import psutil
 import pytest
+import yaml
 
-from tests.reliability.conftest import RayCluster, record, start_cluster
+from tests.reliability.conftest import REPO, RayCluster, record, start_cluster
 from tests.reliability.faults import done_count
 from tests.reliability.load import LoadReport, one_request, run_load
 from tests.reliability.soak import serve_processes, slope_mb_per_min
@@ -37,19 +39,34 @@ SAMPLE_EVERY_S = 5.0
 RSS_SLOPE_BOUND_MB_PER_MIN = 2.0     # per process; a 1 KB-per-answer leak at ~1.6 answers/s is ~0.1 MB/min
 
 
-def _autoscaled(config: dict[str, Any]) -> None:
-    for deployment in config["applications"][0]["deployments"]:
-        if deployment["name"] == "Generator":
-            deployment["autoscaling_config"] = {
-                "min_replicas": 1, "max_replicas": 2, "target_ongoing_requests": 1,
-                "upscale_delay_s": UPSCALE_DELAY_S, "downscale_delay_s": DOWNSCALE_DELAY_S,
-                "metrics_interval_s": 0.5, "look_back_period_s": 2.0}
+# Per autoscaled deployment: its autoscaling_config (the delays and metrics
+# short for a test), the question its load asks, the clients.
+# - Generator: target 1 ongoing request; answers of ~0.5 s (fake engine).
+# - Retriever: the shipped min/max/target (1, 2, 4); each search sleeps 0.3 s in
+#   the stub index (one MCP session per replica, so searches queue in it) and
+#   answers are fast, so 8 clients keep ~8 requests ongoing in the Retriever.
+FAST = {"upscale_delay_s": UPSCALE_DELAY_S, "downscale_delay_s": DOWNSCALE_DELAY_S,
+        "metrics_interval_s": 0.5, "look_back_period_s": 2.0}
+SHIPPED = yaml.safe_load((REPO / "serve_config.yaml").read_text())["applications"][0]["deployments"]
+SCALED: dict[str, tuple[dict[str, Any], str, int]] = {
+    "Generator": ({"min_replicas": 1, "max_replicas": 2, "target_ongoing_requests": 1, **FAST}, SLOW_ANSWER, 8),
+    "Retriever": ({**next(d for d in SHIPPED if d["name"] == "Retriever")["autoscaling_config"], **FAST},
+                  "What does the proxy answer when the queue is full? [[mcp:sleep=0.3]]", 8),
+}
 
 
-@pytest.fixture(scope="module")
-def autoscaled_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
-    with start_cluster(tmp_path_factory.mktemp("autoscaled"), _autoscaled) as cluster:
-        yield cluster
+@pytest.fixture(scope="module", params=sorted(SCALED))
+def autoscaled_cluster(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, RayCluster]]:
+    name = request.param
+
+    def autoscaled(config: dict[str, Any]) -> None:
+        for deployment in config["applications"][0]["deployments"]:
+            if deployment["name"] == name:
+                deployment["autoscaling_config"] = SCALED[name][0]
+
+    with start_cluster(tmp_path_factory.mktemp(f"autoscaled-{name}"), autoscaled) as cluster:
+        yield name, cluster
 
 
 def _wait_for(predicate: Any, guard_s: float, every_s: float = 0.25) -> float | None:
@@ -62,34 +79,35 @@ def _wait_for(predicate: Any, guard_s: float, every_s: float = 0.25) -> float | 
     return None
 
 
-def test_load_makes_serve_add_a_generator_replica_and_idle_removes_it(autoscaled_cluster: RayCluster) -> None:
-    cluster = autoscaled_cluster
-    assert len(cluster.replica_pids("Generator")) == 1
+def test_load_makes_serve_add_a_replica_and_idle_removes_it(autoscaled_cluster: tuple[str, RayCluster]) -> None:
+    name, cluster = autoscaled_cluster
+    config, question, clients = SCALED[name]
+    assert len(cluster.replica_pids(name)) == 1
     counts: list[tuple[float, int]] = []
     t0 = time.monotonic()
 
     def two_replicas(report: LoadReport) -> bool:
-        n = len(cluster.replica_pids("Generator"))
+        n = len(cluster.replica_pids(name))
         if not counts or counts[-1][1] != n:
             counts.append((round(time.monotonic() - t0, 2), n))
         return n == 2 and done_count(report) >= 1
 
-    report = asyncio.run(run_load(cluster.url, clients=8, seconds=HANG_GUARD_S, question=SLOW_ANSWER,
+    report = asyncio.run(run_load(cluster.url, clients=clients, seconds=HANG_GUARD_S, question=question,
                                   until=two_replicas))
     upscaled_s = round(time.monotonic() - t0, 2)
-    # An answer served while two replicas exist (a new replica that answers, not only a process).
-    served_by_two = asyncio.run(run_load(cluster.url, clients=4, seconds=60, question=SLOW_ANSWER,
+    two_pids = cluster.replica_pids(name)
+    # Answers served while two replicas exist (a new replica that answers, not only a process).
+    served_by_two = asyncio.run(run_load(cluster.url, clients=4, seconds=60, question=question,
                                          until=lambda r: done_count(r) >= 4))
-    downscaled_s = _wait_for(lambda: len(cluster.replica_pids("Generator")) == 1, HANG_GUARD_S)
-    after = httpx.post(f"{cluster.url}/ask?stream=false", json={"question": SLOW_ANSWER}, timeout=60)
-    record("autoscale_generator_ray", {
-        "autoscaling_config": {"min_replicas": 1, "max_replicas": 2, "target_ongoing_requests": 1,
-                               "upscale_delay_s": UPSCALE_DELAY_S, "downscale_delay_s": DOWNSCALE_DELAY_S},
-        "clients": 8, "replica_count_changes_s": counts, "upscaled_after_load_s": upscaled_s,
-        "downscaled_after_load_end_s": downscaled_s, **report.summary(),
+    downscaled_s = _wait_for(lambda: len(cluster.replica_pids(name)) == 1, HANG_GUARD_S)
+    after = httpx.post(f"{cluster.url}/ask?stream=false", json={"question": question}, timeout=60)
+    record(f"autoscale_{name.lower()}_ray", {
+        "deployment": name, "autoscaling_config": config, "question": question,
+        "clients": clients, "replica_count_changes_s": counts, "upscaled_after_load_s": upscaled_s,
+        "replica_pids_with_two": two_pids, "downscaled_after_load_end_s": downscaled_s, **report.summary(),
         "statuses_with_two": served_by_two.summary()["statuses"], "answer_after_downscale": after.status_code})
     assert counts[0][1] == 1 and counts[-1][1] == 2, counts        # one replica, then two under load
-    assert downscaled_s is not None and len(cluster.replica_pids("Generator")) == 1   # back to one after it
+    assert downscaled_s is not None and len(cluster.replica_pids(name)) == 1   # back to one after it
     assert set(report.statuses()) <= {200, 503} and report.problems() == []
     assert served_by_two.problems() == [] and done_count(served_by_two) >= 4
     assert after.status_code == 200
