@@ -58,6 +58,7 @@ def _passage_from_dict(d: dict[str, Any]) -> Passage:
         chunk_id=d.get("chunk_id", d.get("chunkId")),
         collection=str(d.get("collection", "") or ""),
         coverage=float(d["coverage"]) if isinstance(d.get("coverage"), (int, float)) else None,
+        url=d["url"] if isinstance(d.get("url"), str) and d["url"] else None,
     )
 
 

@@ -22,6 +22,7 @@ class Passage:
     chunk_id: int | None = None
     collection: str = ""
     coverage: float | None = None   # idf-weighted share of the question's words in the passage; None: not sent
+    url: str | None = None          # citation link (docindex --base-url or front matter); None: none sent
 
     def to_dict(self) -> dict:
         return asdict(self)

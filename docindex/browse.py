@@ -11,7 +11,9 @@ import json
 import sqlite3
 from typing import Any, Iterator
 
+from . import store
 from .errors import CollectionNotFound, DocumentNotFound, InputError
+from .links import chunk_url
 from .types import DocumentInfo, Section
 
 
@@ -97,20 +99,24 @@ def collection_chunks(conn: sqlite3.Connection, collection: str) -> list[tuple[A
         "WHERE c.collection = ? ORDER BY d.source, c.ordinal", (collection,)).fetchall()
 
 
-def chunk_dicts(rows: list[tuple[Any, ...]]) -> Iterator[dict[str, Any]]:
-    """`collection_chunks` rows as the dicts `Index.iter_chunks` yields (fetch_docs reads them)."""
+def chunk_dicts(rows: list[tuple[Any, ...]], base_url: str | None) -> Iterator[dict[str, Any]]:
+    """`collection_chunks` rows as the dicts `Index.iter_chunks` yields (fetch_docs reads them);
+    `url` is the chunk's citation link (links.chunk_url) or None."""
     for chunk_id, doc_id, source, title, anchor, path, level, ordinal, text, metadata in rows:
-        url = json.loads(metadata).get("url")
         yield {"chunk_id": chunk_id, "doc_id": doc_id, "source": source, "doc_title": title,
                "anchor": anchor, "heading_path": tuple(json.loads(path)), "level": level,
-               "ordinal": ordinal, "text": text, "url": url if isinstance(url, str) else None}
+               "ordinal": ordinal, "text": text, "url": chunk_url(base_url, source, anchor, metadata)}
 
 
 def content_hash(conn: sqlite3.Connection, collection: str) -> str:
-    """SHA-256 over the (source, sha256) pairs of a collection's documents, in source order."""
+    """SHA-256 over the (source, sha256) pairs of a collection's documents, in source order, and
+    its base URL when it has one (the links in its doc tree change with it)."""
     require_collection(conn, collection)
     rows = conn.execute("SELECT source, sha256 FROM documents WHERE collection = ? ORDER BY source", (collection,))
     digest = hashlib.sha256()
     for source, sha in rows:
         digest.update(f"{source}\0{sha}\n".encode())
+    base_url = store.read_base_url(conn, collection)
+    if base_url is not None:
+        digest.update(f"base_url\0{base_url}\n".encode())
     return digest.hexdigest()

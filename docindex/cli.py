@@ -37,6 +37,18 @@ def _library_errors(command):
     return wrapper
 
 
+def _checked_base_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """--base-url checked before anything is opened: a bad one is one line and exit 1, the index untouched."""
+    if value is None:
+        return None
+    from .links import check_base_url
+
+    try:
+        return check_base_url(value)
+    except DocindexError as exc:
+        raise click.ClickException(f"--base-url: {exc}") from None
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="askdocs", prog_name="docindex")
 def main() -> None:
@@ -47,8 +59,8 @@ def main() -> None:
 Exit status:
   0  every file was ingested or is unchanged
   3  done, but some files were skipped (each on stderr: "skipped PATH: reason")
-  1  nothing written: a bad path, no file that can be ingested, not an index,
-     another ingest writing the same index, or interrupted
+  1  nothing written: a bad path or --base-url, no file that can be ingested,
+     not an index, another ingest writing the same index, or interrupted
   2  usage error (an unknown option, a missing argument)""")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_db_option(exists=False)
@@ -65,10 +77,14 @@ Exit status:
                    "HOST:PORT or ray://HOST:PORT. Needs the ray-ingest extra.")
 @click.option("--ray-workers", type=click.IntRange(min=1), default=None,
               help="With --ray: files read and embedded at once, one CPU each [default: the cluster's CPUs].")
+@click.option("--base-url", metavar="URL", default=None, callback=_checked_base_url,
+              help="Where the collection's files are published (http or https, no user name or password): "
+                   "citations link to URL + the file's path + #anchor, unless its front matter has a url. "
+                   "Stored with the collection; later ingests without the option keep it.")
 @_library_errors
 def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, force: bool,
            follow_external_links: bool, max_file_mb: float, ray_address: str | None,
-           ray_workers: int | None) -> None:
+           ray_workers: int | None, base_url: str | None) -> None:
     """Ingest Markdown, text, HTML and PDF files under PATHS into a collection.
 
     Unchanged files (same SHA-256) are skipped, changed ones replaced, and files
@@ -88,6 +104,8 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
     Examples:
         docindex ingest docs/ --db index.db --collection docs
         docindex ingest docs/ --db index.db --collection docs --ray
+        docindex ingest docs/ --db index.db --collection docs \\
+            --base-url https://github.com/OWNER/REPO/blob/main/docs/
     """
     from .ingest import NothingToIngest, ingest as run_ingest
 
@@ -95,7 +113,7 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
         raise click.UsageError("--ray-workers needs --ray")
     if ray_address is not None and dry_run:
         raise click.UsageError("--dry-run embeds nothing: run it without --ray")
-    options: dict[str, Any] = dict(force=force, progress=sys.stderr.isatty(),
+    options: dict[str, Any] = dict(force=force, progress=sys.stderr.isatty(), base_url=base_url,
                                    follow_external_links=follow_external_links,
                                    max_file_bytes=max(1, int(max_file_mb * 1_000_000)))
     try:

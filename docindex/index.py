@@ -28,6 +28,7 @@ from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import CollectionNotFound, EmptyQuery, InputError
+from .links import chunk_url
 from .minilm import default_embedder
 from .ranking import DEFAULT_RANKING, Ranking, fuse_documents, rank, rrf
 from .snapshot import Snapshot
@@ -176,19 +177,21 @@ class Index:
             cosines = np.einsum("ij,j->i", snapshot.matrix[top_rows], query_vector)
             coverage = snapshot.lexical.coverage(self._tokenizer.tokens(self._conn, terms), top_rows)
             rows = self._chunk_rows(top_ids.tolist())
+            meta = self._meta       # read with this snapshot: a new base URL moves the index version
         hits = []
         for item, cosine, covered in zip(top, cosines, coverage.tolist()):
             row = rows.get(item.chunk_id)
             if row is None:   # cannot happen inside one transaction; guard anyway
                 continue
-            doc_id, coll, source, anchor, path_json, text = row
+            doc_id, coll, source, anchor, path_json, text, metadata = row
             heading_path = tuple(json.loads(path_json))
+            url = chunk_url(store.base_url(meta, coll), source, anchor, metadata)
             hits.append(Hit(chunk_id=item.chunk_id, doc_id=doc_id, collection=coll, source=source, anchor=anchor,
                             title=PATH_SEPARATOR.join(heading_path), heading_path=heading_path, text=text,
                             cosine=float(cosine), bm25=bm25.get(item.chunk_id, 0.0), fusion=item.fusion,
                             fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
                             doc_score=item.doc_score,
-                            score=item.score, coverage=covered))
+                            score=item.score, coverage=covered, url=url))
         if timings is not None:
             t4 = clock()
             timings.update(embed=(t1 - t0) * 1e3, dense=(t2 - t1) * 1e3, bm25=(t3 - t2) * 1e3,
@@ -229,7 +232,7 @@ class Index:
             return {}
         marks = ",".join("?" * len(chunk_ids))
         rows = self._conn.execute(
-            "SELECT c.id, c.doc_id, c.collection, d.source, c.anchor, c.heading_path, c.text "
+            "SELECT c.id, c.doc_id, c.collection, d.source, c.anchor, c.heading_path, c.text, d.metadata "
             f"FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})", chunk_ids)
         return {row[0]: row[1:] for row in rows}
 
@@ -276,7 +279,8 @@ class Index:
         """Every chunk of a collection, by source then ordinal (read in one transaction)."""
         with self._lock, self._read_transaction():
             rows = browse.collection_chunks(self._conn, collection)
-        yield from browse.chunk_dicts(rows)
+            base_url = store.read_base_url(self._conn, collection)
+        yield from browse.chunk_dicts(rows, base_url)
 
     def content_hash(self, collection: str) -> str:
         """SHA-256 over the (source, sha256) pairs of a collection's documents, in source order."""

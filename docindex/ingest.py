@@ -34,6 +34,7 @@ from .discover import Candidate, NothingToIngest, discover
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import InputError, StoreError
 from .extract import extract
+from .links import check_base_url
 from .minilm import default_embedder
 from .textsearch import index_text
 
@@ -92,14 +93,17 @@ def ingest(
     follow_external_links: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     prepare: Prepare | None = None,
+    base_url: str | None = None,
 ) -> IngestReport:
-    """Bring `collection` in `db` in line with the files under `paths`.
+    """Bring `collection` in `db` in line with the files under `paths`. `base_url`, when
+    given, replaces the collection's stored one (links.py); None keeps it.
 
     Raises NothingToIngest (an IngestError, with `.skipped`) when no file can be
     ingested; then nothing is written and the collection is left as it was.
     """
     started = time.perf_counter()
     collection = _checked_collection(collection)
+    base_url = None if base_url is None else check_base_url(base_url)
     if max_file_bytes < 1:
         raise InputError(f"the file size limit must be positive, not {max_file_bytes} bytes")
     db = Path(db)
@@ -128,15 +132,18 @@ def ingest(
             _run(candidates, known, writer, report, force=force, progress=progress, max_bytes=max_file_bytes,
                  prepare=prepare)
             if not dry_run:
-                if report.added or report.changed or report.removed:
+                content_changed = bool(report.added or report.changed or report.removed)
+                url_changed = base_url is not None and store.set_base_url(conn, collection, base_url)
+                if content_changed or url_changed:
                     if report.chunks:
                         store.record_embedder(conn, model.name, model.dim)
                     report.index_version = store.bump_index_version(conn)
-                    search_files = ann_build.write(conn, db, report.index_version, changed=collection)
+                    search_files = ann_build.write(conn, db, report.index_version,
+                                                   changed=collection if content_changed else None)
                 else:
                     report.index_version = int(meta.get("index_version", 0))
                 conn.execute("COMMIT")
-                if report.added or report.changed or report.removed:
+                if content_changed or url_changed:
                     ann_build.prune(db, search_files, report.index_version)
         except BaseException:
             if conn is not None and conn.in_transaction:

@@ -52,7 +52,7 @@ _WORKER_ENV = ("DOCINDEX_CACHE_DIR", "DOCINDEX_REQUANTIZE", "XDG_CACHE_HOME")
 def ingest_with_ray(paths: list[Path], db: Path, collection: str, *, address: str | None = None,
                     workers: int | None = None, force: bool = False, progress: bool = False,
                     follow_external_links: bool = False,
-                    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> IngestReport:
+                    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, base_url: str | None = None) -> IngestReport:
     """ingest() with its per-file work done on Ray. `address`: None or "auto" (RAY_ADDRESS,
     else the cluster `ray start` left on this machine, else a new local one), "local" (a new
     local Ray for this run), "HOST:PORT" or "ray://HOST:PORT".
@@ -68,7 +68,7 @@ def ingest_with_ray(paths: list[Path], db: Path, collection: str, *, address: st
         prepare = _RayPrepare(workers)
         return ingest(paths, db, collection, force=force, progress=progress,
                       follow_external_links=follow_external_links, max_file_bytes=max_file_bytes,
-                      prepare=prepare)
+                      prepare=prepare, base_url=base_url)
 
 
 def _require_ray_data() -> None:

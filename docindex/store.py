@@ -3,7 +3,8 @@
 One file in WAL mode, so readers (the CLI, MCP servers) keep reading the last
 committed index while an ingest writes the next one in a single transaction.
 
-    meta       key → value: format, schema_version, embed_model, embed_dim, index_version
+    meta       key → value: format, schema_version, embed_model, embed_dim, index_version,
+               and `base_url:<collection>` for a collection ingested with --base-url (links.py)
     documents  one row per (collection, source): sha256, size, mtime_ns, title, metadata
     chunks     heading path, anchor, ordinal, text; FTS rowid = chunk id
     vectors    chunk id → float32 embedding (unit length)
@@ -168,6 +169,19 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
+BASE_URL_KEY = "base_url:"     # + collection name; a key, not a column, so older indexes read unchanged
+
+
+def base_url(meta: dict[str, str], collection: str) -> str | None:
+    """The collection's stored base URL (links.py), from a `meta` read."""
+    return meta.get(BASE_URL_KEY + collection)
+
+
+def read_base_url(conn: sqlite3.Connection, collection: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (BASE_URL_KEY + collection,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def check_embedder(meta: dict[str, str], name: str, dim: int, path: Path) -> None:
     """Refuse to mix vectors of two models in one index."""
     recorded = meta.get("embed_model")
@@ -198,6 +212,15 @@ def bump_index_version(conn: sqlite3.Connection) -> int:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(time.time()),)
     )
     return int(conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()[0])
+
+
+def set_base_url(conn: sqlite3.Connection, collection: str, url: str) -> bool:
+    """Store the collection's base URL (already checked by links.check_base_url); True when it changed."""
+    if read_base_url(conn, collection) == url:
+        return False
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 (BASE_URL_KEY + collection, url))
+    return True
 
 
 def delete_chunks(conn: sqlite3.Connection, doc_id: int) -> None:
@@ -293,6 +316,7 @@ def drop_collection(path: Path, collection: str, *, dry_run: bool = False,
                 conn.execute(f"DELETE FROM vectors WHERE chunk_id IN ({ids})", (collection,))
                 conn.execute("DELETE FROM chunks WHERE collection = ?", (collection,))
                 conn.execute("DELETE FROM documents WHERE collection = ?", (collection,))
+                conn.execute("DELETE FROM meta WHERE key = ?", (BASE_URL_KEY + collection,))
                 version = bump_index_version(conn)
                 if before_commit is not None:
                     before_commit(conn, version)

@@ -25,6 +25,7 @@ class Hit:
     doc_score: float = 0.0    # its document's score from its best fused chunks; 0.0 when off
     score: float = 0.0        # what hits are ordered by: fusion + doc weight × doc_score
     coverage: float = 0.0     # idf-weighted share of the query's words found in the chunk, 0-1
+    url: str | None = None    # citation link: front matter's url, else base URL + source + #anchor (links.py)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -188,7 +188,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
     # Sent once the answer cannot become a 503 any more: the Gate refused (no model
     # call), or the Generator accepted the request (its stream's first item).
     sources = SourcesEvent(sources=[SourceOut(n=n, source=p.source, anchor=p.anchor, title=p.title, text=p.text,
-                                              cosine=p.cosine, bm25=p.bm25, fusion=p.fusion)
+                                              cosine=p.cosine, bm25=p.bm25, fusion=p.fusion, url=p.url)
                                     for n, p in enumerate(passages, start=1)])
 
     with stages.stage("gate", event_stage="internal", expected=None, fallback="the gate failed",

@@ -37,6 +37,7 @@ class SourceOut(BaseModel):
     cosine: float
     bm25: float
     fusion: float
+    url: str | None = None      # the citation link (docindex ingest --base-url, or front matter); None: none
 
 
 class SourcesEvent(BaseModel):

@@ -36,6 +36,7 @@ def passage_dict(hit: Hit) -> dict[str, Any]:
         "coverage": hit.coverage,
         "chunk_id": hit.chunk_id,
         "collection": hit.collection,
+        "url": hit.url,     # the citation link (docindex/links.py), None without one
     }
 
 
@@ -101,7 +102,7 @@ def document_dict(doc: DocumentInfo) -> dict[str, Any]:
 
 def knowledge_hub_dict(hit: Hit) -> dict[str, Any]:
     """One `query_knowledge_hub` result, in the MCP Knowledge Service's field names
-    (plus docindex's anchor and scores, so a client can cite `source#anchor`)."""
+    (plus docindex's anchor, link and scores, so a client can cite `url` or `source#anchor`)."""
     return {
         "doc_id": hit.doc_id,
         "chunk_id": hit.chunk_id,
@@ -109,6 +110,7 @@ def knowledge_hub_dict(hit: Hit) -> dict[str, Any]:
         "content": hit.text,
         "source": hit.source,
         "anchor": hit.anchor,
+        "url": hit.url,
         "collection": hit.collection,
         "score": hit.cosine,
         "scores": {"cosine": hit.cosine, "bm25": hit.bm25, "fusion": hit.fusion},

@@ -12,6 +12,7 @@ from serve_app.ingress import create_app
 from tests.serve.conftest import fake_settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+BASE_URL = "https://docs.example/tiny/"     # `docindex ingest --base-url`: citations carry url#anchor
 
 DOCS = {
     "scaling.md": "# Scaling\n\n## Replicas\n\nA deployment scales out by adding replicas. "
@@ -30,7 +31,7 @@ def tiny_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, text in DOCS.items():
         (root / name).write_text(text)
     db = root / "tiny.db"
-    ingest([root], db, "docs")
+    ingest([root], db, "docs", base_url=BASE_URL)
     return db
 
 
@@ -71,3 +72,41 @@ async def test_collections_and_health(client: httpx.AsyncClient) -> None:
     assert unknown.status_code == 422
     health = (await client.get("/healthz")).json()
     assert health["status"] == "ok" and health["index"]["chunks"] >= 3 and health["index"]["version"] >= 1
+
+
+async def test_sources_carry_the_collections_deep_links(client: httpx.AsyncClient) -> None:
+    """--base-url → docindex's search payload → the Retriever's Passage → the ingress's sources."""
+    data = await ask(client, question="What happens when the request queue is full?", k=3)
+    assert data["sources"][0]["url"] == f"{BASE_URL}limits.md#queue-full"
+    assert all(s["url"] == f"{BASE_URL}{s['source']}#{s['anchor']}" for s in data["sources"])
+
+
+def _archived_urls(body: bytes) -> tuple[str, set[str]]:
+    import io
+    import json
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
+        manifest = json.loads(tar.extractfile(".docindex-tree").read())  # type: ignore[union-attr]
+        texts = [tar.extractfile(m).read().decode() for m in tar.getmembers()  # type: ignore[union-attr]
+                 if m.isfile() and m.name.endswith(".md") and m.name != "INDEX.md"]
+    urls = {line.partition(": ")[2] for text in texts for line in text.splitlines() if line.startswith("url: ")}
+    return manifest["contentHash"], urls
+
+
+async def test_the_archive_carries_the_links_and_its_hash_moves_with_the_url(client: httpx.AsyncClient,
+                                                                              tiny_index: Path) -> None:
+    from docindex.ingest import ingest
+
+    first = await client.get("/ask/archive")
+    assert first.status_code == 200, first.text
+    first_hash, first_urls = _archived_urls(first.content)
+    assert f"{BASE_URL}limits.md#queue-full" in first_urls
+    try:
+        ingest([tiny_index.parent], tiny_index, "docs", base_url="https://mirror.example/")   # same files
+        second = await client.get("/ask/archive", headers={"if-none-match": first.headers["etag"]})
+        assert second.status_code == 200 and second.headers["etag"] != first.headers["etag"]
+        second_hash, second_urls = _archived_urls(second.content)
+        assert second_hash != first_hash and "https://mirror.example/limits.md#queue-full" in second_urls
+    finally:
+        ingest([tiny_index.parent], tiny_index, "docs", base_url=BASE_URL)
