@@ -7,6 +7,7 @@
     chunking.py    blocks → chunks: heading paths, GitHub slugs, token-sized pieces with overlap
     embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)
     minilm.py      the default embedder: the re-quantized MiniLM when it passes quantize.py's check
+    static_vectors.py  MiniLM's static token vectors (the extractive engine's fast sentence ranking)
     textsearch.py  FTS5 text: jieba for CJK, stopwords, quoted MATCH expressions
     store.py       the SQLite schema, opening with checks, ingest's writes, dropping a collection
     ingest.py      paths → one transaction (unchanged / changed / removed by SHA-256)

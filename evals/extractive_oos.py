@@ -1,14 +1,17 @@
 """The extractive engine out of sample: does the answer keep what retrieval found?
 
 On an out-of-sample corpus's DEV half (benchmarks/oos/: the PostgreSQL manual,
-the Python docs), each question is searched (k = the prompt's 4 sources) and
-answered by `ExtractiveEngine.choose` with the shipped defaults; the
+the Python docs; `--split test` once a choice is made, to report it), each question is searched (k = the prompt's 4 sources) and
+answered by `ExtractiveEngine.choose` with the shipped defaults (and with
+`--embedders`, each of those embedders); the
 question's `evidence` string (written with the question, before any tuning) is
 looked for in the 4 passages (the upper bound) and in the answer. `--grid`
 adds a small grid over cosine_weight, keep_ratio and rank_bonus (for tuning:
-dev half only). Needs var/oos/<corpus>.db (`make corpora`).
+dev half only; refused on the test half). Needs var/oos/<corpus>.db (`make corpora`).
 
     python -m evals.extractive_oos --corpus postgresql     # → evals/results/extractive-oos-postgresql.json
+    python -m evals.extractive_oos --corpus python --split test --embedders static minilm
+                                                           # → evals/results/extractive-oos-python-test.json
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 from deployments.engines import extractive as X
 from deployments.passage import Passage
 from deployments.prompt import PromptLimits, build_prompt
-from evals.extractive_tune import Memo
+from evals.extractive_tune import Memo, ready
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -43,13 +46,18 @@ def score(engine: X.ExtractiveEngine, questions: list[dict], contexts: dict[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="postgresql", choices=("postgresql", "python"))
+    parser.add_argument("--split", default="dev", choices=("dev", "test"))
+    parser.add_argument("--embedders", nargs="*", default=[], choices=("static", "minilm", "none"),
+                        help="also score the shipped knobs with each of these embedders")
     parser.add_argument("--grid", action="store_true")
     args = parser.parse_args()
+    if args.grid and args.split != "dev":
+        parser.error("--grid tunes: dev half only")
     from docindex.index import Index
     from docindex.minilm import default_embedder
 
     rows = [json.loads(line) for line in open(f"benchmarks/oos/{args.corpus}/questions.jsonl")]
-    questions = [q for q in rows if q["split"] == "dev"]
+    questions = [q for q in rows if q["split"] == args.split]
     index = Index(f"var/oos/{args.corpus}.db")
     embedder = Memo(default_embedder())
     contexts = {}
@@ -58,20 +66,20 @@ def main() -> None:
         passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
         contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(4, 900)).passages)
     bound = sum(q["evidence"].lower() in " ".join(p.text for p in contexts[q["id"]]).lower() for q in questions)
-    engine = X.ExtractiveEngine()
-    engine._embedder, engine._started = embedder, True
-    shipped = score(engine, questions, contexts)
+    shipped = score(ready(X.ExtractiveEngine(), embedder), questions, contexts)
+    by_embedder = {name: score(ready(X.ExtractiveEngine(embedder=name), embedder), questions, contexts)
+                   for name in args.embedders}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    result = {"corpus": args.corpus, "split": "dev", "questions": len(questions), "evidence_in_passages": bound,
-              "shipped": shipped, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    result = {"corpus": args.corpus, "split": args.split, "questions": len(questions), "evidence_in_passages": bound,
+              "shipped": shipped, "by_embedder": by_embedder, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"}
     print(json.dumps(result), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"extractive-oos-{args.corpus}.json").write_text(json.dumps(result, indent=2) + "\n")
+    suffix = "" if args.split == "dev" else f"-{args.split}"
+    (RESULTS / f"extractive-oos-{args.corpus}{suffix}.json").write_text(json.dumps(result, indent=2) + "\n")
     if args.grid:
         for weight, keep, bonus in itertools.product((0.4, 0.6), (0.5, 0.75), (0.05, 0.15, 0.25)):
-            engine = X.ExtractiveEngine(cosine_weight=weight, keep_ratio=keep, rank_bonus=bonus)
-            engine._embedder, engine._started = embedder, True
+            engine = ready(X.ExtractiveEngine(cosine_weight=weight, keep_ratio=keep, rank_bonus=bonus), embedder)
             print(json.dumps({"cosine_weight": weight, "keep_ratio": keep, "rank_bonus": bonus,
                               **score(engine, questions, contexts)}), flush=True)
 

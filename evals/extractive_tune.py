@@ -71,6 +71,19 @@ class Memo:
         return np.stack([self.cache[t] for t in texts])
 
 
+def ready(engine: ExtractiveEngine, embedder: Memo) -> ExtractiveEngine:
+    """`engine` started as `start()` would, but on the shared cached MiniLM
+    (and the static token table when its embedder is `static`)."""
+    engine._embedder, engine._started = embedder, True
+    if engine._embedder_name == "static":
+        from docindex.static_vectors import static_embedder
+
+        engine._static = static_embedder()
+    elif engine._embedder_name == "none":
+        engine._embedder, engine.cosine_weight = None, 0.0
+    return engine
+
+
 def dev_contexts(db: str, collection: str) -> tuple[list[Case], dict[str, list[Passage]]]:
     """The 66 dev cases and each one's passages, retrieved as served (k = 4)."""
     from docindex.index import Index
@@ -95,18 +108,17 @@ def main() -> None:
     halves = {h: [c for c in cases if half(c) == h] for h in ("tune", "check")}
     embedder = Memo(default_embedder())
     rows = []
-    for min_score, weight, keep, bonus in itertools.product((0.3, 0.35, 0.4), (0.4, 0.6), (0.5, 0.75),
+    for min_score, weight, keep, bonus in itertools.product((0.3, 0.35, 0.4), (0.4, 0.5, 0.6), (0.5, 0.75),
                                                             (0.05, 0.15, 0.25)):
-        engine = ExtractiveEngine(min_score=min_score, cosine_weight=weight, keep_ratio=keep, rank_bonus=bonus)
-        engine._embedder, engine._started = embedder, True
+        engine = ready(ExtractiveEngine(min_score=min_score, cosine_weight=weight, keep_ratio=keep,
+                                        rank_bonus=bonus), embedder)
         rows.append({"min_score": min_score, "cosine_weight": weight, "keep_ratio": keep, "rank_bonus": bonus,
                      **score(engine, halves["tune"], contexts)})
         print(json.dumps(rows[-1]), flush=True)
     # Pick: no wrong refusal first, then key facts, then correct refusals.
     best = max(rows, key=lambda r: (-r["wrong_refusals"], r["key_fact_recall"], r["correct_refusals"]))
     knobs = {k: best[k] for k in ("min_score", "cosine_weight", "keep_ratio", "rank_bonus")}
-    engine = ExtractiveEngine(**knobs)
-    engine._embedder, engine._started = embedder, True
+    engine = ready(ExtractiveEngine(**knobs), embedder)
     print("picked", json.dumps(knobs))
     for name, subset in halves.items():
         print(name, len(subset), json.dumps(score(engine, subset, contexts)))

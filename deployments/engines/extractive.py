@@ -11,7 +11,8 @@ invent a fact or a citation number, it answers in milliseconds, and it is
 the baseline a generative engine must beat to earn its cost (evals/).
 
 Score of a sentence (all in [0, 1]):
-    cosine_weight * cosine(question, sentence)       (the index's MiniLM)
+    cosine_weight * cosine(question, sentence)       (the index's MiniLM, or its
+                                                      static token vectors)
   + (1 - cosine_weight) * overlap(question, sentence)  (share of the question's
                                                       content words, prefix-
                                                       matched, in the sentence,
@@ -21,6 +22,14 @@ Score of a sentence (all in [0, 1]):
 Selection: the best sentence; then others scoring at least `keep_ratio` of
 it, not near-duplicates of one already chosen, while they fit `max_sentences`
 and max_tokens. The best sentence leads, the others follow in document order.
+
+Embedders (`embedder`): `static` (default) ranks every candidate with MiniLM's
+static token vectors (docindex/static_vectors.py: ~1 ms for all of them), then
+scores the best sentence again with MiniLM itself for the refusal floor, so
+`min_score` keeps its calibrated meaning at the cost of one short MiniLM run;
+`minilm` embeds the EMBED_TOP best candidates by term overlap with MiniLM
+(~15 ms each on one core: ~200-400 ms an answer when none is cached); `none`
+is term overlap alone.
 """
 from __future__ import annotations
 
@@ -180,31 +189,36 @@ def _similar(a: str, b: str, limit: float = 0.6) -> bool:
 class ExtractiveEngine(Engine):
     name = "extractive"
 
-    def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.35, cosine_weight: float = 0.6,
+    def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.35, cosine_weight: float = 0.5,
                  rank_bonus: float = 0.15, keep_ratio: float = 0.5, max_sentences: int = 3,
-                 embedder: str = "minilm", **unknown: Any) -> None:
+                 embedder: str = "static", **unknown: Any) -> None:
         if unknown:
             raise ConfigError(f"unknown extractive engine option(s): {', '.join(sorted(unknown))}; allowed: "
                               "min_score, cosine_weight, rank_bonus, keep_ratio, max_sentences, embedder")
-        if embedder not in ("minilm", "none"):
-            raise ConfigError(f"extractive embedder must be 'minilm' or 'none', got {embedder!r}")
+        if embedder not in ("static", "minilm", "none"):
+            raise ConfigError(f"extractive embedder must be 'static', 'minilm' or 'none', got {embedder!r}")
         if not 1 <= max_sentences <= 10:
             raise ConfigError(f"extractive max_sentences must be 1..10, got {max_sentences}")
         super().__init__(model=model or f"extractive-{embedder}", slots=slots)
         self.min_score, self.cosine_weight, self.rank_bonus = min_score, cosine_weight, rank_bonus
         self.keep_ratio, self.max_sentences = keep_ratio, max_sentences
         self._embedder_name = embedder
-        self._embedder: Any = None
+        self._embedder: Any = None          # MiniLM: the floor (static) or every cosine (minilm)
+        self._static: Any = None            # the token-vector embedder (static)
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self._started = False
 
     async def start(self) -> None:
-        if self._embedder_name == "minilm":
+        if self._embedder_name in ("static", "minilm"):
             from docindex.minilm import default_embedder
 
             self._embedder = await asyncio.to_thread(default_embedder)
-        else:
+        if self._embedder_name == "static":
+            from docindex.static_vectors import static_embedder
+
+            self._static = await asyncio.to_thread(static_embedder)
+        if self._embedder_name == "none":
             self.cosine_weight = 0.0
         self._started = True
 
@@ -224,11 +238,11 @@ class ExtractiveEngine(Engine):
                 self._vectors.popitem(last=False)
         return out
 
-    def scores(self, question: str, found: Sequence[Candidate], k: int,
-               headings: Sequence[str] = ()) -> np.ndarray:
-        """Each candidate's score (module docstring). A word of the question
-        found only in the candidate's heading path counts half: a sentence under
-        "Run on a GPU" answers a GPU question without repeating the word."""
+    def parts(self, question: str, found: Sequence[Candidate], k: int,
+              headings: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Each candidate's term overlap and retrieval-rank share. A word of the
+        question found only in the candidate's heading path counts half: a
+        sentence under "Run on a GPU" answers a GPU question without repeating the word."""
         words = content_words(question)
         weights = rarity(words, [c.text for c in found])
         lexical = np.array([
@@ -236,13 +250,43 @@ class ExtractiveEngine(Engine):
             + 0.5 * overlap(words, c.text + " " + (headings[c.n - 1] if headings else ""), weights)
             for c in found], dtype=np.float32)
         rank = np.array([1 - (c.n - 1) / max(k, 1) for c in found], dtype=np.float32)
+        return lexical, rank
+
+    def cosines(self, question: str, found: Sequence[Candidate], cheap: np.ndarray) -> np.ndarray:
+        """Each candidate's cosine to the question: static vectors for all, or
+        MiniLM for the EMBED_TOP best by `cheap` (its cost bounds the time)."""
         cosine = np.zeros(len(found), dtype=np.float32)
-        if self._embedder is not None and self.cosine_weight > 0:
-            # Embedding is the cost: only the EMBED_TOP best by the cheap terms are embedded.
-            top = np.argsort(-(lexical + self.rank_bonus * rank), kind="stable")[:EMBED_TOP]
+        if self.cosine_weight <= 0:
+            return cosine
+        if self._static is not None:
+            vectors = self._static.embed([question, *(c.text for c in found)])
+            return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0).astype(np.float32)
+        if self._embedder is not None:
+            top = np.argsort(-cheap, kind="stable")[:EMBED_TOP]
             vectors = self._embed([question, *(found[i].text for i in top)])
             cosine[top] = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+        return cosine
+
+    def combine(self, cosine: np.ndarray | float, lexical: np.ndarray | float, rank: np.ndarray | float) -> Any:
         return self.cosine_weight * cosine + (1 - self.cosine_weight) * lexical + self.rank_bonus * rank
+
+    def scores(self, question: str, found: Sequence[Candidate], k: int,
+               headings: Sequence[str] = ()) -> np.ndarray:
+        """Each candidate's score (module docstring)."""
+        lexical, rank = self.parts(question, found, k, headings)
+        cheap = lexical + self.rank_bonus * rank
+        return self.combine(self.cosines(question, found, cheap), lexical, rank)
+
+    def floor_score(self, question: str, found: Sequence[Candidate], i: int, k: int,
+                    headings: Sequence[str], score: float) -> float:
+        """Candidate i's score on MiniLM's scale, the one `min_score` was
+        calibrated on: with static vectors, that one sentence is embedded again."""
+        if self._static is None or self._embedder is None or self.cosine_weight <= 0:
+            return score
+        lexical, rank = self.parts(question, found, k, headings)
+        vectors = self._embed([question, found[i].text])
+        cosine = float(np.clip(vectors[1] @ vectors[0], 0.0, 1.0))
+        return float(self.combine(cosine, lexical[i], rank[i]))
 
     def choose(self, question: str, passages: Sequence[Passage], max_tokens: int) -> list[Candidate]:
         found = candidates(passages)
@@ -252,7 +296,7 @@ class ExtractiveEngine(Engine):
         scores = self.scores(question, found, len(passages), headings)
         order = np.argsort(-scores, kind="stable")
         best = float(scores[order[0]])
-        if best < self.min_score:
+        if self.floor_score(question, found, int(order[0]), len(passages), headings, best) < self.min_score:
             return []
         chosen: list[Candidate] = []
         budget = max_tokens

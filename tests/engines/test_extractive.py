@@ -64,11 +64,29 @@ def test_markdown_is_cleaned_and_source_markers_cannot_become_citations() -> Non
     assert all("[" not in c.text for c in candidates(PASSAGES))
 
 
-async def test_with_the_minilm_embedder_it_is_in_the_registry_and_answers() -> None:
-    engine = engine_class("extractive")(model="", slots=1)
+@pytest.mark.parametrize("embedder", ["static", "minilm"])
+async def test_with_each_embedder_it_is_in_the_registry_and_answers(embedder: str) -> None:
+    engine = engine_class("extractive")(model="", slots=1, embedder=embedder)
     await engine.start()
     text, _ = await answer(engine, "How many requests per second over stdio?")
     assert "50,487" in text and "[2]" in text
+    text, _ = await answer(engine, "Which wine goes with grilled salmon?")
+    assert text == REFUSAL_SENTENCE
+
+
+async def test_the_default_ranks_with_static_vectors_and_checks_the_floor_with_minilm() -> None:
+    engine = ExtractiveEngine()
+    await engine.start()
+    assert engine._embedder_name == "static" and engine._static is not None and engine._embedder is not None
+    question = "What is the only runtime dependency of cMCP?"
+    found = candidates(PASSAGES)
+    minilm = ExtractiveEngine(embedder="minilm")
+    await minilm.start()
+    best = int(engine.scores(question, found, 3).argmax())
+    # The floor is the best sentence's score with MiniLM's cosine: what min_score was calibrated on.
+    on_minilm = float(minilm.scores(question, found, 3)[best])
+    assert engine.floor_score(question, found, best, 3, (), -1.0) == pytest.approx(on_minilm, abs=1e-5)
+    assert list(engine._vectors) == [question, found[best].text]      # one MiniLM run: question + that sentence
 
 
 def test_unknown_options_are_a_config_error() -> None:
