@@ -54,9 +54,6 @@ COPY scripts/build_demo_index.sh scripts/
 # /app/var/askdocs.db (ASKDOCS_DB below, k8s/rayservice.yaml's copy-index).
 RUN BIN=/app/.venv/bin bash scripts/build_demo_index.sh \
  && mv var/demo.db var/askdocs.db && rm -f var/demo.db.sources.sha256
-# The extractive engine's static token vectors (docindex/static_vectors.py),
-# built once here instead of at every container's first Generator start.
-RUN DOCINDEX_CACHE_DIR=/app/var/cache python -m docindex.static_vectors
 
 # ---------------------------------------------------------------------------
 # cpu: the embedded default, no build tools.
@@ -75,7 +72,6 @@ COPY serve_config.yaml ./
 ENV PATH=/app/.venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     ASKDOCS_DB=/app/var/askdocs.db \
-    DOCINDEX_CACHE_DIR=/app/var/cache \
     RAY_USAGE_STATS_ENABLED=0 \
     RAY_AUTH_MODE=disabled \
     RAY_SERVE_DEFAULT_HTTP_HOST=0.0.0.0

