@@ -102,6 +102,8 @@ def app_factory() -> Starlette:
     class _Lazy:
         """Delegates to the pipeline started in the lifespan."""
 
+        propagates_trace = LocalPipeline.propagates_trace   # read from the class (serve_app.answer)
+
         def __getattr__(self, name: str) -> Any:
             return getattr(holder["pipeline"], name)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 import pytest_asyncio
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -19,6 +20,7 @@ from deployments.generator import make_engine
 from deployments.retriever import McpPool
 from deployments import tracing
 from serve_app.answer import answer_events, new_trace_id
+from serve_app import ingress, local
 from serve_app.local import LocalPipeline
 from serve_app.protocol import AskRequest, DoneEvent, ErrorEvent, Event
 from tests.serve.conftest import fake_settings, stub_command
@@ -162,3 +164,40 @@ async def test_with_tracing_off_no_carrier_goes_down_and_done_still_names_the_an
         tracing.shutdown_tracing()
     assert isinstance(events[-1], DoneEvent) and events[-1].trace_id == trace_id
     assert carriers == [None]            # unrecorded spans send nothing through the handles
+
+
+# ---------------------------------------------------------------- under `uvicorn --factory`
+
+async def test_an_answer_through_the_uvicorn_factory_forwarder_is_one_trace(
+        memory: InMemorySpanExporter, pipeline: LocalPipeline, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve_app.local:app_factory` hands the ingress a forwarder (`_Lazy`) to the pipeline its
+    lifespan starts; the answer path reads `propagates_trace` from the pipeline's class, so the
+    forwarder must declare it, or each deployment span starts a trace of its own (issue 16)."""
+    seen: dict[str, Any] = {}
+    real_create_app = ingress.create_app
+
+    def capture(app_pipeline: Any, settings: Any) -> Any:
+        seen["pipeline"] = app_pipeline
+        return real_create_app(app_pipeline, settings)
+
+    async def started(_settings: Any) -> LocalPipeline:
+        return pipeline
+
+    async def no_close() -> None:       # the fixture closes it
+        return None
+
+    monkeypatch.setattr(ingress, "create_app", capture)
+    monkeypatch.setattr(local, "build_local_pipeline", started)
+    monkeypatch.setattr(pipeline, "close", no_close)
+    app = local.app_factory()
+    forwarder = seen["pipeline"]
+    assert type(forwarder) is not LocalPipeline         # what the ingress really gets
+    async with app.router.lifespan_context(app):
+        trace_id = new_trace_id()
+        events = [e async for e in answer_events(forwarder, pipeline.settings, AskRequest(question=QUESTION),
+                                                 trace_id=trace_id)]
+    assert isinstance(events[-1], DoneEvent)
+    spans = memory.get_finished_spans()
+    assert tree(spans) == TREE
+    assert {format(s.context.trace_id, "032x") for s in spans} == {trace_id}
+
