@@ -256,6 +256,7 @@ class Index:
             "documents": sum(c.documents for c in collections),
             "chunks": sum(c.chunks for c in collections),
             "embed_model": meta.get("embed_model"),
+            "embed_dim": int(meta["embed_dim"]) if "embed_dim" in meta else None,   # None: nothing embedded yet
             "index_version": int(meta.get("index_version", 0)),
             "schema_version": int(meta.get("schema_version", 0)),
             "size_bytes": size,

@@ -23,7 +23,6 @@ from typing import Any
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent
 
-from ..embedder import MODEL_DIM, MODEL_NAME
 from ..errors import DocindexError, EmptyQuery, InputError, StoreError
 from ..fetch_docs import FetchResult, write_collection_tree
 from ..index import Index
@@ -112,8 +111,6 @@ class IndexService:
 
     def stats(self) -> dict[str, Any]:
         stats = dict(self.fresh().stats())
-        if "embed_dim" not in stats and stats.get("embed_model") == MODEL_NAME:
-            stats["embed_dim"] = MODEL_DIM
         stats["db"] = str(self.db_path)
         stats["server_pid"] = os.getpid()  # lets an operator (or a test) find the process behind a session
         stats["default_collection"] = self.default_collection

@@ -81,7 +81,7 @@ def test_search_works_from_another_thread(index):
 
 def test_browsing_apis_describe_the_collection(index):
     stats = index.stats()
-    assert stats["embed_model"] == "all-MiniLM-L6-v2" and stats["index_version"] == 1
+    assert stats["embed_model"] == "all-MiniLM-L6-v2" and stats["embed_dim"] == 384 and stats["index_version"] == 1
     assert stats["documents"] == 35 and stats["chunks"] > 300 and stats["size_bytes"] > 0
     chunks = list(index.iter_chunks("cmcp"))
     assert len(chunks) == stats["chunks"]
