@@ -19,9 +19,12 @@ Score of a sentence (all in [0, 1]):
                                                       each weighted by its IDF
                                                       over the candidates)
   + rank_bonus * (1 - (n-1)/k)                        (retrieval's own order)
-Selection: the best sentence; then others scoring at least `keep_ratio` of
-it, not near-duplicates of one already chosen, while they fit `max_sentences`
-and max_tokens. The best sentence leads, the others follow in document order.
+Selection: the best sentence; then, one at a time, the candidate with the
+highest score minus `diversity` × its word overlap with the sentences already
+chosen (maximal marginal relevance: a second sentence restating the first
+adds nothing), among those scoring at least `keep_ratio` of the best, not
+near-duplicates, while they fit `max_sentences` and max_tokens. The best
+sentence leads, the others follow in document order.
 
 Embedders (`embedder`): `minilm` (default) embeds the EMBED_TOP best
 candidates by term overlap with MiniLM (~15 ms each on one core: ~200-400 ms
@@ -182,9 +185,19 @@ def rarity(question_words: set[str], sentences: Sequence[str]) -> dict[str, floa
     return {t: math.log(1 + n / (1 + sum(t in b for b in bags))) for t in _stems(question_words)}
 
 
-def _similar(a: str, b: str, limit: float = 0.6) -> bool:
+def _cost(c: Candidate) -> int:
+    """Tokens a quoted sentence costs, roughly (words × 1.4, plus its marker)."""
+    return int(len(c.text.split()) * 1.4) + 4
+
+
+def redundancy(a: str, b: str) -> float:
+    """Share of the shorter sentence's words the other one has (0-1)."""
     wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
-    return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= limit
+    return len(wa & wb) / min(len(wa), len(wb)) if wa and wb else 0.0
+
+
+def _similar(a: str, b: str, limit: float = 0.6) -> bool:
+    return redundancy(a, b) >= limit
 
 
 class ExtractiveEngine(Engine):
@@ -192,17 +205,17 @@ class ExtractiveEngine(Engine):
 
     def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.35, cosine_weight: float = 0.6,
                  rank_bonus: float = 0.15, keep_ratio: float = 0.5, max_sentences: int = 3,
-                 embedder: str = "minilm", **unknown: Any) -> None:
+                 diversity: float = 0.3, embedder: str = "minilm", **unknown: Any) -> None:
         if unknown:
             raise ConfigError(f"unknown extractive engine option(s): {', '.join(sorted(unknown))}; allowed: "
-                              "min_score, cosine_weight, rank_bonus, keep_ratio, max_sentences, embedder")
+                              "min_score, cosine_weight, rank_bonus, keep_ratio, max_sentences, diversity, embedder")
         if embedder not in ("static", "minilm", "none"):
             raise ConfigError(f"extractive embedder must be 'static', 'minilm' or 'none', got {embedder!r}")
         if not 1 <= max_sentences <= 10:
             raise ConfigError(f"extractive max_sentences must be 1..10, got {max_sentences}")
         super().__init__(model=model or f"extractive-{embedder}", slots=slots)
         self.min_score, self.cosine_weight, self.rank_bonus = min_score, cosine_weight, rank_bonus
-        self.keep_ratio, self.max_sentences = keep_ratio, max_sentences
+        self.keep_ratio, self.max_sentences, self.diversity = keep_ratio, max_sentences, diversity
         self._embedder_name = embedder
         self._embedder: Any = None          # MiniLM: the floor (static) or every cosine (minilm)
         self._static: Any = None            # the token-vector embedder (static)
@@ -299,19 +312,23 @@ class ExtractiveEngine(Engine):
         best = float(scores[order[0]])
         if self.floor_score(question, found, int(order[0]), len(passages), headings, best) < self.min_score:
             return []
-        chosen: list[Candidate] = []
-        budget = max_tokens
-        for i in order:
-            c = found[int(i)]
-            cost = int(len(c.text.split()) * 1.4) + 4
-            if len(chosen) >= self.max_sentences or float(scores[i]) < self.keep_ratio * best:
+        first = found[int(order[0])]
+        chosen = [first]                                    # the best leads, whatever its length
+        budget = max_tokens - _cost(first)
+        eligible = [int(i) for i in order[1:] if float(scores[i]) >= self.keep_ratio * best]
+        while len(chosen) < self.max_sentences:
+            pick, value = None, -math.inf
+            for i in eligible:
+                c = found[i]
+                if c in chosen or _cost(c) > budget or any(_similar(c.text, o.text) for o in chosen):
+                    continue
+                marginal = float(scores[i]) - self.diversity * max(redundancy(c.text, o.text) for o in chosen)
+                if marginal > value:
+                    pick, value = c, marginal
+            if pick is None:
                 break
-            if cost > budget and chosen:
-                continue
-            if any(_similar(c.text, other.text) for other in chosen):
-                continue
-            chosen.append(c)
-            budget -= cost
+            chosen.append(pick)
+            budget -= _cost(pick)
         # The best sentence leads; the others follow in document order.
         return chosen[:1] + sorted(chosen[1:], key=lambda c: (c.n, c.start))
 

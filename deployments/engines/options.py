@@ -39,6 +39,8 @@ class ExtractiveOptions(_Options):
     rank_bonus: float = Field(0.15, ge=0.0, le=1.0, description="Bonus for the passage's retrieval rank.")
     keep_ratio: float = Field(0.5, ge=0.0, le=1.0, description="A further sentence must score this share of the best.")
     max_sentences: int = Field(3, ge=1, le=10, description="Sentences per answer at most.")
+    diversity: float = Field(0.3, ge=0.0, le=2.0, description="After the best sentence, each further one scores "
+                             "minus this times its word overlap with those chosen (0 = by score alone).")
     embedder: Literal["minilm", "static", "none"] = Field(
         "minilm", description="minilm: MiniLM embeds the 12 best sentences by term overlap (~15 ms each when not "
                               "cached); static: MiniLM's static token vectors rank every sentence (~1 ms) and MiniLM "

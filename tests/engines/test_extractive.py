@@ -184,3 +184,22 @@ def test_questions_and_mid_line_task_boxes_are_not_quoted() -> None:
                                                          "index of chunks. - [ ] **`make replay`** — the gate "
                                                          "that catches a forgotten fixture.", 0.5)])]
     assert found == ["It searches an index of chunks", "`make replay` — the gate that catches a forgotten fixture"]
+
+
+def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from deployments.engines.extractive import redundancy
+
+    passage = Passage("a.md", "Set CRAG_MIN_COSINE to override the cutoff of every search. "
+                              "You override the cutoff of a search by setting one variable. "
+                              "The default is 0.50 when the model is unknown.", 0.6)
+    found = candidates([passage])
+    assert 0.4 < redundancy(found[1].text, found[0].text) < 0.6 and redundancy(found[2].text, found[0].text) < 0.2
+    picks = {}
+    for diversity in (0.0, 0.3):
+        engine = ExtractiveEngine(embedder="none", max_sentences=2, diversity=diversity)
+        monkeypatch.setattr(engine, "scores", lambda *a, **k: np.array([1.0, 0.9, 0.8], dtype=np.float32))
+        picks[diversity] = [c.text for c in engine.choose("How do I override the cutoff?", [passage], 256)]
+    assert picks[0.0] == [found[0].text, found[1].text]         # by score alone: the restatement
+    assert picks[0.3] == [found[0].text, found[2].text]         # 0.9 - 0.3·0.5 < 0.8 - 0.3·0.1
