@@ -38,7 +38,9 @@ def serve_processes(processes: list[psutil.Process], index_marker: str) -> dict[
             continue
         for title in TITLES:
             if title in cmd:
-                named[f"{cmd.split(title, 1)[1].split()[0] if title.endswith(':') else title}:{p.pid}"] = p
+                # the title names the task running at that moment: "…:Ingress.handle_request"
+                name = cmd.split(title, 1)[1].split()[0].split(".")[0] if title.endswith(":") else title
+                named[f"{name}:{p.pid}"] = p
     return named
 
 
