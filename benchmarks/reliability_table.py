@@ -46,6 +46,25 @@ def _outages(r: dict[str, Any]) -> str:
                      for i, o in enumerate(r.get("outages", [])))
 
 
+def _soak_extras(r: dict[str, Any]) -> str:
+    """The long soak's spread over time, and what tracemalloc saw in the Ingress after it."""
+    p95 = [w["p95"] for w in r.get("windows", []) if w.get("p95") is not None]
+    loads = [one for _, (one, *_) in r.get("load_average_every_minute", [])]
+    text = (f"; P95 per {r['windows'][1]['from_s']} s window {min(p95)}–{max(p95)} s; load average (1 min) "
+            f"{min(loads)}–{max(loads)}" if p95 and loads and len(r["windows"]) > 1 else "")
+    for name, curve in (r.get("rss_mb_per_minute") or {}).items():
+        if name.startswith("Ingress") and curve:
+            text += f"; Ingress RSS {curve[0]} → {curve[-1]} MB (first sample of the first and last minute)"
+    traced = r.get("tracemalloc_ingress") or {}
+    for found in (traced.get("top_growth") or {}).values():
+        top = found.get("top") or [{}]
+        text += (f"; then {traced['seconds']:.0f} s at {traced['offered_rate_per_s']} requests/s with tracemalloc in "
+                 f"the Ingress: {found.get('traced_now_mb')} MB traced at the end, largest growth "
+                 f"{top[0].get('size_diff_kb')} KB ({top[0].get('count_diff')} blocks) at "
+                 f"{' ← '.join(f.rsplit('/', 1)[-1] for f in reversed(top[0].get('traceback', [])[-2:]))}")
+    return text
+
+
 def _derived(r: dict[str, Any]) -> dict[str, Any]:
     """What the templates below use beside the raw record's own keys."""
     lost = r.get("failed_answers", [])
@@ -54,7 +73,8 @@ def _derived(r: dict[str, Any]) -> dict[str, Any]:
             "latency": _latency(r), "statuses_text": _statuses(r),
             "kills_text": _kills(r) if "kills" in r else "", "outages_text": _outages(r),
             "lost": len(lost) if isinstance(lost, list) else lost,
-            "steepest_slope": max(slopes.values(), default=None), "processes": len(slopes)}
+            "steepest_slope": max(slopes.values(), default=None), "processes": len(slopes),
+            "soak_extras": _soak_extras(r) if "windows" in r else ""}
 
 
 # One row per raw output: (what it is, a str.format template over the record and _derived).
@@ -108,7 +128,7 @@ ROWS: dict[str, tuple[str, str]] = {
                             "{seconds:.0f} s at {offered_rate_per_s} requests/s ({share_of_capacity:.0%} of the "
                             "{capacity_answers_per_s} answers/s measured first): {load}{latency}; steepest RSS "
                             "slope (second half) {steepest_slope} MB/min of {processes} processes (bound "
-                            "{bound_mb_per_min})"),
+                            "{bound_mb_per_min}){soak_extras}"),
     "soak_ray": ("soak, ~80 % of the Generator slot",
                  "{seconds:.0f} s: {load}{latency}; steepest RSS slope (second half) {steepest_slope} MB/min of "
                  "{processes} processes (bound {bound_mb_per_min})"),
