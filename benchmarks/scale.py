@@ -200,11 +200,13 @@ async def mcp(db: Path, calls: int) -> dict:
 
 
 def run(n: int, workdir: Path, *, rounds: int = 5, calls: int = 300, min_chunks: int | None = None,
-        with_mcp: bool = True, corpus: Path = CORPORA / "cmcp") -> dict:
-    """Everything the script reports, for an n-chunk index built in `workdir` from `corpus`'s text."""
+        with_mcp: bool = True, corpus: Path = CORPORA / "cmcp", measure_only: bool = False) -> dict:
+    """Everything the script reports, for an n-chunk index built in `workdir` from `corpus`'s text
+    (`measure_only`: the index a previous run left there, not rebuilt; no build figures)."""
     db = workdir / f"scale-{n}.db"
-    out = {"build": build(db, n, workdir, min_chunks=min_chunks, corpus=corpus), "disk": disk_mb(db),
-           "in_process": in_process(db, rounds)}
+    built = {"chunks": n, "measure_only": True} if measure_only else \
+        build(db, n, workdir, min_chunks=min_chunks, corpus=corpus)
+    out = {"build": built, "disk": disk_mb(db), "in_process": in_process(db, rounds)}
     if with_mcp:
         out["mcp"] = anyio.run(mcp, db, calls)
     return out
@@ -217,7 +219,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="in-process rounds over the 24 questions")
     parser.add_argument("--keep", type=Path, default=None, help="build in this folder and keep the index")
     parser.add_argument("--no-write", action="store_true", help="print the results, do not write results files")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="with --keep: measure the index a previous run kept there (results: scale_N_measure)")
     args = parser.parse_args()
+    if args.measure_only and not (args.keep and (args.keep / f"scale-{args.chunks}.db").is_file()):
+        parser.error(f"--measure-only needs --keep DIR holding scale-{args.chunks}.db from an earlier run")
     info = machine()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=REPO).stdout.strip()
@@ -229,7 +235,7 @@ def main() -> None:
         workdir = Path(tempfile.mkdtemp(prefix="docindex-scale-", dir=os.environ.get("SCALE_TMP")))
         cleanup = workdir
     try:
-        measured = run(args.chunks, workdir, rounds=args.rounds, calls=args.calls)
+        measured = run(args.chunks, workdir, rounds=args.rounds, calls=args.calls, measure_only=args.measure_only)
     finally:
         if cleanup is not None:
             shutil.rmtree(cleanup, ignore_errors=True)
@@ -238,7 +244,7 @@ def main() -> None:
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result, indent=1))
     if not args.no_write:
-        write_results(f"scale_{args.chunks}", result, markdown(result))
+        write_results(f"scale_{args.chunks}" + ("_measure" if args.measure_only else ""), result, markdown(result))
 
 
 def markdown(r: dict) -> str:
@@ -248,6 +254,7 @@ def markdown(r: dict) -> str:
              f"1-minute load average at start {m['load_avg_1m_at_start']} (2 cores shared with other sessions). "
              f"Whole run {r['wall_s']} s. ANN from {r['ann_min_chunks']:,} chunks, ef {r['ef_search']}.", "",
              "| what | value |", "|---|---|",
+             "| build | not rebuilt: the index an earlier run kept (--measure-only) |" if b.get("measure_only") else
              f"| build (chunk cmcp, vectors / rows + FTS5 / search files) | {b['build_s']} s "
              f"({b['base_and_vectors_s']} / {b['rows_s']} / {b['search_files_s']}); CPU: chunk + rows "
              f"{b.get('rows_cpu_s', '-')} s, search files {b.get('search_files_cpu_s', '-')} s |",
