@@ -240,7 +240,7 @@ def main() -> None:
         if cleanup is not None:
             shutil.rmtree(cleanup, ignore_errors=True)
     result = {"machine": info, "commit": commit, "command": " ".join(["benchmarks/scale.py", *sys.argv[1:]]),
-              "ann_min_chunks": ann.min_chunks(), "ef_search": ann.EF_SEARCH, "wall_s": 0.0, **measured}
+              "ann_min_chunks": ann.min_chunks(), "ef_search": ann.ef_for(args.chunks), "wall_s": 0.0, **measured}
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result, indent=1))
     if not args.no_write:

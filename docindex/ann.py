@@ -12,7 +12,12 @@ onnxruntime (the embedder) was imported after it. The graph: 16 links per node
 vectors. Search breadth EF_SEARCH: on synthetic clustered vectors ef 48 already
 reached recall@10 0.997 (ann_compare); on real MiniLM vectors it takes more
 (benchmarks/results/ann_real_postgresql.md, 11,900 chunks: ef 64 → 0.961,
-ef 192 → 0.993, and 0.987 of the 50 candidates a search takes), so 192.
+ef 192 → 0.993, and 0.987 of the 50 candidates a search takes), so 192. At a
+fixed ef, recall falls as the graph grows: ef 192 gave synthetic recall@10 1.0
+at 100k and 200k (benchmarks/results/scale_*.md) but 0.94 at 1M, where ef 768
+reached 0.98 on held-out queries (benchmarks/results/ann_ef_1000000.md, 1.4 ms
+more per search); so a graph of more than LARGE vectors searches with
+EF_SEARCH_LARGE (`ef_for`).
 
 The exact scan stays the reference: `Index(..., exact=True)` never uses these,
 and tests compare the two.
@@ -31,6 +36,8 @@ MIN_CHUNKS_ENV = "DOCINDEX_ANN_MIN_CHUNKS"
 LINKS = 16
 EF_CONSTRUCTION = 128
 EF_SEARCH = 192
+EF_SEARCH_LARGE = 768
+LARGE = 200_000       # the largest graph measured with recall@10 1.0 at EF_SEARCH
 SUFFIX = ".faiss"
 # faiss logs which CPU build it loads at INFO ("Could not load library with AVX2 support ..."): not news.
 logging.getLogger("faiss.loader").setLevel(logging.WARNING)
@@ -48,6 +55,11 @@ def min_chunks() -> int:
     if value < 1:
         raise ValueError(f"{MIN_CHUNKS_ENV} must be at least 1, not {value}")
     return value
+
+
+def ef_for(count: int) -> int:
+    """The search breadth for a graph of `count` vectors (module doc)."""
+    return EF_SEARCH if count <= LARGE else EF_SEARCH_LARGE
 
 
 def build(keys: np.ndarray, vectors: np.ndarray, path: Path, *, threads: int = 1) -> None:
@@ -71,7 +83,7 @@ class Ann:
     """An ANN file opened for search; its keys must be `ids` (the collection's chunk ids, in order).
     The file must not change while open: ann_build writes each under a new name and only deletes old ones."""
 
-    def __init__(self, path: Path, *, ids: np.ndarray, dim: int, ef_search: int = EF_SEARCH) -> None:
+    def __init__(self, path: Path, *, ids: np.ndarray, dim: int, ef_search: int | None = None) -> None:
         import faiss
 
         # Mapped in place where faiss can (1.11+): opening reads no vectors; pages load as searches touch them.
@@ -87,7 +99,7 @@ class Ann:
             raise ValueError(f"{path}: keyed by other chunk ids than the collection's")
         faiss.omp_set_num_threads(1)     # one query at a time per search; the server runs several searches
         graph: Any = faiss.downcast_index(index.index)
-        graph.hnsw.efSearch = ef_search
+        graph.hnsw.efSearch = ef_search if ef_search is not None else ef_for(int(index.ntotal))
         self._index = index
         self.path = path
 

@@ -86,7 +86,7 @@ def open_for(conn: sqlite3.Connection, db: Path | None, version: int, ids: np.nd
             start, end = slices.get(name, (0, 0))
             if end - start != entry["count"] or digest(ids[start:end]) != entry["ids_sha256"]:
                 raise ValueError(f"collection {name!r} has other chunks than its ANN file")
-            # the search breadth is this code's (ann.EF_SEARCH), not the one recorded at build time
+            # the search breadth is this code's (ann.ef_for), not the one recorded at build time
             anns[name] = ann.Ann(where / entry["file"], ids=ids[start:end], dim=dim)
         postings = load_postings(where / manifest["arrays"], ids, int(manifest["n_docs"]))
         matrix = np.load(where / manifest["arrays"] / "vectors.npy", mmap_mode="r", allow_pickle=False)

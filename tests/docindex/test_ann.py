@@ -197,3 +197,13 @@ def test_the_threshold_setting_is_checked(monkeypatch):
         ann.min_chunks()
     monkeypatch.delenv(ann.MIN_CHUNKS_ENV)
     assert ann.min_chunks() == ann.MIN_CHUNKS_DEFAULT
+
+
+def test_a_larger_graph_searches_broader(two, fake_embedder):
+    """Recall at a fixed ef falls as the graph grows (ann.py): above ann.LARGE vectors, EF_SEARCH_LARGE."""
+    import faiss
+
+    assert ann.ef_for(ann.LARGE) == ann.EF_SEARCH < ann.EF_SEARCH_LARGE == ann.ef_for(ann.LARGE + 1)
+    with Index(two, embedder=fake_embedder) as index:
+        opened = index._snapshot.anns["big"]
+        assert faiss.downcast_index(opened._index.index).hnsw.efSearch == ann.EF_SEARCH
