@@ -116,9 +116,10 @@ def main() -> None:
     with sqlite3.connect(f"file:{args.db}?mode=ro", uri=True) as conn:
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     medians = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
-    result = {"machine": info, "commit": commit, "db": str(args.db), "chunks": chunks, "repeat": args.repeat,
+    result = {"machine": info, "commit": commit, "command": " ".join(["benchmarks/snapshot_open.py", *sys.argv[1:]]),
+              "db": str(args.db), "chunks": chunks, "repeat": args.repeat,
               "median_s": medians, "runs": runs}
-    md = (f"# Opening a {chunks:,}-chunk index\n\n`benchmarks/snapshot_open.py {args.db} --repeat {args.repeat}` on a "
+    md = (f"# Opening a {chunks:,}-chunk index\n\n`benchmarks/snapshot_open.py {' '.join(sys.argv[1:])}` on a "
           f"{info['machine']}, {info['date']}, commit {commit}; 1-minute load average at start "
           f"{info['load_avg_1m_at_start']}. Medians of {args.repeat} warm opens.\n\n| stage | s |\n|---|---|\n"
           f"| rows from the two chunks indexes, parsed by numpy (now, with search files) | {medians['rows_s']} |\n"
