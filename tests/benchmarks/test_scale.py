@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks import scale
+from benchmarks import ann_ef, scale, snapshot_open
 from docindex import ann_sidecar
 
 
@@ -28,3 +28,14 @@ def test_scale_core_on_a_tiny_index(tmp_path) -> None:
         "machine": "m", "python": "3", "date": "d", "load_avg_1m_at_start": 0}, "commit": "c", "command": "x",
         "wall_s": 1.0, "ann_min_chunks": 200, "ef_search": 64})
     json.dumps(result)    # the results file is JSON
+    again = scale.run(400, tmp_path, rounds=1, calls=1, measure_only=True, with_mcp=False)   # the kept index
+    assert again["build"] == {"chunks": 400, "measure_only": True} and again["in_process"]["uses_ann"] == ["scaled"]
+    assert "not rebuilt" in scale.markdown({**again, "machine": {
+        "machine": "m", "python": "3", "date": "d", "load_avg_1m_at_start": 0}, "commit": "c", "command": "x",
+        "wall_s": 1.0, "ann_min_chunks": 200, "ef_search": 192})
+    # benchmarks/snapshot_open.py (its row readers agree, or it exits) and benchmarks/ann_ef.py on the same index
+    opened = snapshot_open.once(tmp_path / "scale-400.db")
+    assert set(opened) == {"rows_s", "rows_joined_s", "rows_row_by_row_s", "search_files_s", "index_open_s"}
+    rows = ann_ef.sweep(tmp_path / "scale-400.db", [16, 64], seed=5, n_queries=20)
+    assert [r["ef"] for r in rows] == [16, 64] and all(0.0 <= r["recall_at_10"] <= 1.0 for r in rows), rows
+    assert rows[-1]["recall_at_10"] >= 0.9          # ef 64 on 400 vectors: all but exact (0.99 when written)
