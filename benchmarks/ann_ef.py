@@ -78,10 +78,7 @@ def main() -> None:
                     *(f"| {r['ef']} | {r['recall_at_10']} | {r['recall_at_50']} | {r['ms_k10']['p50']} / "
                       f"{r['ms_k10']['p95']} |" for r in rows)]) + "\n"
     result = {"machine": info, "commit": commit, "command": command, "rows": rows}
-    if args.name:
-        write_results(args.name, result, md)
-    else:
-        print(md)
+    write_results(args.name, result, md) if args.name else print(md)
 
 
 if __name__ == "__main__":

@@ -130,10 +130,7 @@ def main() -> None:
           f"| whole Index(db) open | {medians['index_open_s']} |\n")
     if args.before:
         md += f"| whole Index(db) open, docindex/ of {args.before} (before) | {medians['index_open_before_s']} |\n"
-    if args.name:
-        write_results(args.name, result, md)
-    else:
-        print(md)
+    write_results(args.name, result, md) if args.name else print(md)
 
 
 if __name__ == "__main__":
