@@ -88,8 +88,8 @@ async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest,
 class _Stages:
     """The pipeline's four calls, each run through `stage()` under the answer span.
 
-    A carrier goes down only to a pipeline that takes one (`propagates_trace`,
-    see serve_app.pipeline); the stage span itself is made either way.
+    Every call carries the stage span as `trace` (None when it is not
+    recorded, see serve_app.pipeline); the stage span itself is made either way.
     """
 
     def __init__(self, pipeline: Pipeline, answer: Span, timings: Timings, trace_id: str) -> None:
@@ -97,14 +97,10 @@ class _Stages:
         self.answer = answer
         self.timings = timings
         self.trace_id = trace_id
-        # Looked up on the class: a wrapper that forwards attributes with
-        # __getattr__ (test doubles) must declare it itself, since its own
-        # methods may not take `trace`.
-        self._propagates = bool(getattr(type(pipeline), "propagates_trace", False))
 
     def carrier(self, span: Span) -> dict[str, Any]:
         # An unrecorded span (tracing off) has nothing to continue: send nothing.
-        return {"trace": tracing.inject(span)} if self._propagates and span.is_recording() else {}
+        return {"trace": tracing.inject(span) if span.is_recording() else None}
 
     def stage(self, name: str, *, event_stage: str, expected: type[AskdocsError] | None, fallback: str,
               timing: str | None = None, committed: bool = False, **attrs: Any) -> _Stage:

@@ -51,8 +51,6 @@ def translate(e: BaseException) -> BaseException:
 
 
 class HandlePipeline:
-    propagates_trace = True     # each call carries the caller's span as a tiny dict (serve_app.pipeline)
-
     def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
                  checker: DeploymentHandle) -> None:
         self.retriever = retriever.options(_by_reference=False)

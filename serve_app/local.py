@@ -38,7 +38,6 @@ from serve_app.settings import Settings
 class LocalPipeline:
     # Same spans as the deployed graph (one process here): the deployments'
     # span names under the carrier, so traces read the same either way.
-    propagates_trace = True
 
     def __init__(self, settings: Settings, pool: McpPool, engine: Engine) -> None:
         self.settings = settings
@@ -101,8 +100,6 @@ def app_factory() -> Starlette:
 
     class _Lazy:
         """Delegates to the pipeline started in the lifespan."""
-
-        propagates_trace = LocalPipeline.propagates_trace   # read from the class (serve_app.answer)
 
         def __getattr__(self, name: str) -> Any:
             return getattr(holder["pipeline"], name)

@@ -5,11 +5,10 @@ handles, the deployed graph) and `serve_app.local.LocalPipeline` (the same
 deployment logic called in-process: tests, the in-process benchmark, running
 the ingress under plain uvicorn).
 
-Tracing: a pipeline that sets `propagates_trace = True` accepts a keyword
-`trace` (a small `deployments.tracing.inject` carrier) on search/decide/stream/
-check and opens its own spans under it. The answer path sends it only to such
-pipelines, so simpler pipelines (test doubles) keep working untraced below
-the ingress's own spans.
+Tracing: every call takes a keyword `trace`, a small `deployments.tracing.inject`
+carrier (None when tracing is off or the answer's span is not recorded); a
+pipeline opens its own spans under it, or ignores it (they then begin traces
+of their own).
 """
 from __future__ import annotations
 
@@ -26,15 +25,16 @@ Carrier = dict[str, str]   # {"traceparent": ...}, see deployments.tracing.injec
 
 
 class Pipeline(Protocol):
-    async def search(self, question: str, k: int, collection: str | None) -> list[Passage]: ...
+    async def search(self, question: str, k: int, collection: str | None,
+                     trace: Carrier | None = None) -> list[Passage]: ...
 
-    async def decide(self, question: str, passages: list[Passage]) -> GateDecision: ...
+    async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision: ...
 
-    def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
         """An async generator: close it (`aclose()`) to cancel generation."""
         ...
 
-    async def check(self, answer: str, passages: list[Passage]) -> CheckResult: ...
+    async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult: ...
 
     async def info(self) -> dict[str, Any]:
         """{"engine", "model", "slots", "index": {"chunks", "version"}}"""

@@ -124,7 +124,7 @@ async def test_a_gate_refusal_is_a_complete_trace_without_generation(
 
 
 class _Untraced:
-    """A pipeline whose methods take no `trace` (a test double wrapping the real one)."""
+    """A pipeline that drops the `trace` it is given (a test double wrapping the real one)."""
 
     def __init__(self, inner: LocalPipeline) -> None:
         self.inner = inner
@@ -133,11 +133,11 @@ class _Untraced:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def search(self, question: str, k: int, collection: str | None) -> Any:
+    async def search(self, question: str, k: int, collection: str | None, trace: Any = None) -> Any:
         return await self.inner.search(question, k, collection)
 
 
-async def test_a_pipeline_without_trace_support_still_answers_with_the_ingress_spans(
+async def test_a_pipeline_that_drops_the_carrier_still_answers_with_the_ingress_spans(
         memory: InMemorySpanExporter, pipeline: LocalPipeline) -> None:
     trace_id, events = await answer(_Untraced(pipeline))
 
@@ -171,8 +171,8 @@ async def test_with_tracing_off_no_carrier_goes_down_and_done_still_names_the_an
 async def test_an_answer_through_the_uvicorn_factory_forwarder_is_one_trace(
         memory: InMemorySpanExporter, pipeline: LocalPipeline, monkeypatch: pytest.MonkeyPatch) -> None:
     """`serve_app.local:app_factory` hands the ingress a forwarder (`_Lazy`) to the pipeline its
-    lifespan starts; the answer path reads `propagates_trace` from the pipeline's class, so the
-    forwarder must declare it, or each deployment span starts a trace of its own (issue 16)."""
+    lifespan starts; the answer path must send it the carrier like any pipeline, or each
+    deployment span starts a trace of its own (issue 16)."""
     seen: dict[str, Any] = {}
     real_create_app = ingress.create_app
 

@@ -87,18 +87,18 @@ class StaticPipeline:
         self.min_cosine = min_cosine
         self.engine = FakeEngine()
 
-    async def search(self, question: str, k: int, collection: str | None) -> list[Passage]:
+    async def search(self, question: str, k: int, collection: str | None, trace: Any = None) -> list[Passage]:
         if collection not in (None, "docs"):
             raise UnknownCollection(f"unknown collection {collection!r}")
         return self.passages[:k]
 
-    async def decide(self, question: str, passages: list[Passage]) -> gate.GateDecision:
+    async def decide(self, question: str, passages: list[Passage], trace: Any = None) -> gate.GateDecision:
         return gate.decide(passages, min_cosine=self.min_cosine)
 
-    def stream(self, prompt: Prompt, params: GenParams) -> Any:
+    def stream(self, prompt: Prompt, params: GenParams, trace: Any = None) -> Any:
         return generate(self.engine, prompt, params, RetryPolicy(retries=0, backoff_s=0.0))
 
-    async def check(self, answer: str, passages: list[Passage]) -> citations.CheckResult:
+    async def check(self, answer: str, passages: list[Passage], trace: Any = None) -> citations.CheckResult:
         return citations.check(answer, passages, min_support=0.5)
 
     async def info(self) -> dict[str, Any]:

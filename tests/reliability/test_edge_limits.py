@@ -111,7 +111,7 @@ async def test_healthz_shows_no_filesystem_path_when_keys_are_configured(tmp_pat
 # ---------------------------------------------------------------- /stats: failures are failures
 
 class _FailingRetrieval(StaticPipeline):
-    async def search(self, question: str, k: int, collection: str | None) -> list:
+    async def search(self, question: str, k: int, collection: str | None, trace: Any = None) -> list:
         raise RetrievalError("the index server is down and could not be restarted")
 
 

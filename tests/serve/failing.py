@@ -15,25 +15,25 @@ class FailingPipeline:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def search(self, *args: Any) -> Any:
+    async def search(self, *args: Any, **kwargs: Any) -> Any:
         if self.call == "search":
             raise self.error
-        return await self.inner.search(*args)
+        return await self.inner.search(*args, **kwargs)
 
-    async def decide(self, *args: Any) -> Any:
+    async def decide(self, *args: Any, **kwargs: Any) -> Any:
         if self.call == "decide":
             raise self.error
-        return await self.inner.decide(*args)
+        return await self.inner.decide(*args, **kwargs)
 
-    async def stream(self, *args: Any) -> AsyncIterator[Any]:
+    async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         if self.call == "stream" and not self.after_first:
             raise self.error
-        async for delta in self.inner.stream(*args):
+        async for delta in self.inner.stream(*args, **kwargs):
             yield delta
             if self.call == "stream":
                 raise self.error
 
-    async def check(self, *args: Any) -> Any:
+    async def check(self, *args: Any, **kwargs: Any) -> Any:
         if self.call == "check":
             raise self.error
-        return await self.inner.check(*args)
+        return await self.inner.check(*args, **kwargs)

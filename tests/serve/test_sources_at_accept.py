@@ -97,7 +97,7 @@ class FullQueue:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def stream(self, *args: Any) -> AsyncIterator[Delta]:
+    async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Delta]:
         raise Busy(retry_after_s=4)
         yield ACCEPTED                                  # pragma: no cover - makes this an async generator
 
