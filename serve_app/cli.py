@@ -116,7 +116,8 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def source_lines(sources: list[dict], cited: set[int]) -> list[str]:
-    """Every retrieved source, best first: `* [n] path#anchor  heading path  (cosine)` and its excerpt."""
+    """Every retrieved source, best first: `* [n] path#anchor  heading path  (cosine)`, its link
+    when the source has one, and its excerpt."""
     if not sources:
         return ["No sources were retrieved."]
     lines = ["Sources (retrieved; * = cited in the answer):"]
@@ -125,6 +126,8 @@ def source_lines(sources: list[dict], cited: set[int]) -> list[str]:
         where = f"  {s['title']}" if s.get("title") else ""
         mark = "*" if s["n"] in cited else " "
         lines.append(f"{mark} [{s['n']}] {s['source']}{anchor}{where}  (cosine {s['cosine']:.2f})")
+        if s.get("url"):                    # the collection's base URL or the page's own (docindex ingest --base-url)
+            lines.append(f"      {s['url']}")
         if s.get("text"):
             lines.append(f"      {excerpt(s['text'])}")
     return lines

@@ -98,3 +98,15 @@ def test_source_rows_that_share_a_heading_differ_by_their_excerpt() -> None:
     assert lines[3].startswith("* [2] ") and lines[2] != lines[4]
     assert excerpt("word " * 50).endswith(" …") and len(excerpt("word " * 50)) <= 102
     assert source_lines([], set()) == ["No sources were retrieved."]
+
+
+def test_a_source_with_a_link_shows_it_under_its_row() -> None:
+    from serve_app.cli import source_lines
+
+    rows = source_lines([{"n": 1, "source": "guide.md", "anchor": "install", "title": "Guide › Install",
+                          "cosine": 0.61, "text": "Run make install.",
+                          "url": "https://docs.example/v2/guide.md#install"},
+                         {"n": 2, "source": "faq.md", "anchor": "", "title": "", "cosine": 0.4, "text": "No."}],
+                        cited={1})
+    assert rows[1].startswith("* [1] guide.md#install") and rows[2] == "      https://docs.example/v2/guide.md#install"
+    assert rows[4].startswith("  [2] faq.md") and "https://" not in "".join(rows[4:])
