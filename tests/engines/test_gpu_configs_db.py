@@ -23,7 +23,9 @@ def test_gpu_config_db_is_where_the_image_keeps_the_index(name: str) -> None:
     text = (ROOT / name).read_text()
     assert args_of(text)["db"] == "var/askdocs.db"
     assert "mv var/demo.db var/askdocs.db" in (ROOT / "Dockerfile").read_text()
-    assert "dst = sqlite3.connect('/app/var/askdocs.db')" in (ROOT / "k8s/rayservice.yaml").read_text()
+    # KubeRay's copy-index init container publishes the user's index there (docindex/index_copy.py)
+    assert "docindex.index_copy, --immutable, /index/askdocs.db, /app/var/askdocs.db]" in \
+        (ROOT / "k8s/rayservice.yaml").read_text()
     assert f"`askdocs launch {name} --db var/demo.db` after `make index`" in re.sub(r"\n\s*# ", " ", text)
 
 
