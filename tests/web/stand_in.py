@@ -52,6 +52,8 @@ SECTION_SOURCES = [
      "cosine": 0.7 - i / 20, "bm25": 5.0, "fusion": 0.03}
     for i, text in enumerate(SECTION_TEXTS)
 ]
+SECTION_SOURCES[0]["url"] = "https://docs.example/v2/guide.md#setup"      # docindex ingest --base-url
+SECTION_SOURCES[1]["url"] = "javascript:window.pwned=3"                   # a hostile document's front matter
 SECTION_ANSWER = "Run the installer first [1]. Then set the model [2]."
 SECTION_EVIDENCE = [{"sentence": 0, "n": 1, "start": 0, "end": len("Run the **installer** first."), "overlap": 1.0}]
 COLLECTIONS = ["guides", "recipes"]

@@ -116,3 +116,16 @@ def test_the_collection_selector_sends_the_chosen_collection(page: Any) -> None:
     page.locator("#ask-button").click()
     expect(page.locator("#answer")).to_have_attribute("data-state", "done")
     assert [body.get("collection") for body in stand_in.REQUESTS] == ["recipes", None]
+
+
+def test_a_source_link_opens_the_page_and_only_http_links_are_made(page: Any) -> None:
+    ask_section(page)
+    page.locator("#sources [data-source='1']").click()
+    link = page.locator("#passage-link a")
+    expect(link).to_have_attribute("href", "https://docs.example/v2/guide.md#setup")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    page.locator("#sources [data-source='2']").click()          # its url is javascript:
+    expect(page.locator("#passage-heading")).to_contain_text("[2]")
+    assert page.locator("#passage-link a").count() == 0 and page.evaluate("window.pwned") is None
+    page.locator("#sources [data-source='3']").click()          # no url at all
+    assert page.locator("#passage-link a").count() == 0
