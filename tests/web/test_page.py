@@ -209,7 +209,9 @@ def test_k_limits_the_sources_and_stop_cancels_generation_on_the_server(
     page.fill("#question", f"{QUESTION} [[fake:slow=0.5]]")
     page.locator("#ask-button").click()
     # Mid-stream: at least one token shown (the whole answer would take ~20 s).
-    expect(page.locator("#answer")).to_have_attribute("data-tokens", re.compile(r"^\d+$"), timeout=10_000)
+    # (data-tokens is cleared when an answer starts: a stale count from the first answer let the
+    # stop land before generation began, so no engine ever saw a cancel; seen under load.)
+    expect(page.locator("#answer")).to_have_attribute("data-tokens", re.compile(r"^[1-9]\d*$"), timeout=10_000)
     page.locator("#stop-button").click()
     wait_for_state(page, "stopped")
     expect(page.locator("#notice")).to_contain_text("Stopped.")
