@@ -99,7 +99,7 @@ class _Stages:
         self.trace_id = trace_id
 
     def carrier(self, span: Span) -> dict[str, Any]:
-        # An unrecorded span (tracing off) has nothing to continue: send nothing.
+        # An unrecorded span (tracing off) has nothing to continue: send None.
         return {"trace": tracing.inject(span) if span.is_recording() else None}
 
     def stage(self, name: str, *, event_stage: str, expected: type[AskdocsError] | None, fallback: str,

@@ -185,6 +185,10 @@ def rarity(question_words: set[str], sentences: Sequence[str]) -> dict[str, floa
     return {t: math.log(1 + n / (1 + sum(t in b for b in bags))) for t in _stems(question_words)}
 
 
+NEAR_DUPLICATE = 0.6
+"""Word overlap (`redundancy`) at which a further sentence is not said at all."""
+
+
 def _cost(c: Candidate) -> int:
     """Tokens a quoted sentence costs, roughly (words × 1.4, plus its marker)."""
     return int(len(c.text.split()) * 1.4) + 4
@@ -194,10 +198,6 @@ def redundancy(a: str, b: str) -> float:
     """Share of the shorter sentence's words the other one has (0-1)."""
     wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
     return len(wa & wb) / min(len(wa), len(wb)) if wa and wb else 0.0
-
-
-def _similar(a: str, b: str, limit: float = 0.6) -> bool:
-    return redundancy(a, b) >= limit
 
 
 class ExtractiveEngine(Engine):
@@ -287,32 +287,37 @@ class ExtractiveEngine(Engine):
     def scores(self, question: str, found: Sequence[Candidate], k: int,
                headings: Sequence[str] = ()) -> np.ndarray:
         """Each candidate's score (module docstring)."""
-        lexical, rank = self.parts(question, found, k, headings)
-        cheap = lexical + self.rank_bonus * rank
-        return self.combine(self.cosines(question, found, cheap), lexical, rank)
+        return self._scored(question, found, k, headings)[0]
 
-    def floor_score(self, question: str, found: Sequence[Candidate], i: int, k: int,
-                    headings: Sequence[str], score: float) -> float:
-        """Candidate i's score on MiniLM's scale, the one `min_score` was
-        calibrated on: with static vectors, that one sentence is embedded again."""
+    def _scored(self, question: str, found: Sequence[Candidate], k: int,
+                headings: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The scores, with the term-overlap and rank parts they were made of."""
+        lexical, rank = self.parts(question, found, k, headings)
+        cosine = self.cosines(question, found, lexical + self.rank_bonus * rank)
+        return self.combine(cosine, lexical, rank), lexical, rank
+
+    def floor_score(self, question: str, best: Candidate, lexical: float, rank: float, score: float) -> float:
+        """The best sentence's score on MiniLM's scale, the one `min_score` was
+        calibrated on: with static vectors, that one sentence is embedded again
+        (its term-overlap and rank parts are those it was ranked with)."""
         if self._static is None or self._embedder is None or self.cosine_weight <= 0:
             return score
-        lexical, rank = self.parts(question, found, k, headings)
-        vectors = self._embed([question, found[i].text])
+        vectors = self._embed([question, best.text])
         cosine = float(np.clip(vectors[1] @ vectors[0], 0.0, 1.0))
-        return float(self.combine(cosine, lexical[i], rank[i]))
+        return float(self.combine(cosine, lexical, rank))
 
     def choose(self, question: str, passages: Sequence[Passage], max_tokens: int) -> list[Candidate]:
         found = candidates(passages)
         if not found:
             return []
         headings = [" ".join([p.title, p.anchor.replace("-", " ")]) for p in passages]
-        scores = self.scores(question, found, len(passages), headings)
+        scores, lexical, rank = self._scored(question, found, len(passages), headings)
         order = np.argsort(-scores, kind="stable")
-        best = float(scores[order[0]])
-        if self.floor_score(question, found, int(order[0]), len(passages), headings, best) < self.min_score:
+        top = int(order[0])
+        best = float(scores[top])
+        first = found[top]
+        if self.floor_score(question, first, float(lexical[top]), float(rank[top]), best) < self.min_score:
             return []
-        first = found[int(order[0])]
         chosen = [first]                                    # the best leads, whatever its length
         budget = max_tokens - _cost(first)
         eligible = [int(i) for i in order[1:] if float(scores[i]) >= self.keep_ratio * best]
@@ -320,9 +325,12 @@ class ExtractiveEngine(Engine):
             pick, value = None, -math.inf
             for i in eligible:
                 c = found[i]
-                if c in chosen or _cost(c) > budget or any(_similar(c.text, o.text) for o in chosen):
+                if c in chosen or _cost(c) > budget:
                     continue
-                marginal = float(scores[i]) - self.diversity * max(redundancy(c.text, o.text) for o in chosen)
+                overlap_with_chosen = max(redundancy(c.text, o.text) for o in chosen)
+                if overlap_with_chosen >= NEAR_DUPLICATE:
+                    continue
+                marginal = float(scores[i]) - self.diversity * overlap_with_chosen
                 if marginal > value:
                     pick, value = c, marginal
             if pick is None:

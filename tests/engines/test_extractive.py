@@ -85,7 +85,9 @@ async def test_static_ranks_with_token_vectors_and_checks_the_floor_with_minilm(
     best = int(engine.scores(question, found, 3).argmax())
     # The floor is the best sentence's score with MiniLM's cosine: what min_score was calibrated on.
     on_minilm = float(minilm.scores(question, found, 3)[best])
-    assert engine.floor_score(question, found, best, 3, (), -1.0) == pytest.approx(on_minilm, abs=1e-5)
+    lexical, rank = engine.parts(question, found, 3)
+    floor = engine.floor_score(question, found[best], float(lexical[best]), float(rank[best]), -1.0)
+    assert floor == pytest.approx(on_minilm, abs=1e-5)
     assert list(engine._vectors) == [question, found[best].text]      # one MiniLM run: question + that sentence
 
 
@@ -197,9 +199,11 @@ def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatc
     found = candidates([passage])
     assert 0.4 < redundancy(found[1].text, found[0].text) < 0.6 and redundancy(found[2].text, found[0].text) < 0.2
     picks = {}
+    fixed = np.array([1.0, 0.9, 0.8], dtype=np.float32)
+    scored = (fixed, fixed, np.zeros(3, dtype=np.float32))          # scores, term overlap, rank
     for diversity in (0.0, 0.3):
         engine = ExtractiveEngine(embedder="none", max_sentences=2, diversity=diversity)
-        monkeypatch.setattr(engine, "scores", lambda *a, **k: np.array([1.0, 0.9, 0.8], dtype=np.float32))
+        monkeypatch.setattr(engine, "_scored", lambda *a, **k: scored)
         picks[diversity] = [c.text for c in engine.choose("How do I override the cutoff?", [passage], 256)]
     assert picks[0.0] == [found[0].text, found[1].text]         # by score alone: the restatement
     assert picks[0.3] == [found[0].text, found[2].text]         # 0.9 - 0.3·0.5 < 0.8 - 0.3·0.1
