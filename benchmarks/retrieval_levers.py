@@ -59,6 +59,10 @@ LEVERS: dict[str, Ranking] = {
        replace(BASE, doc_bm25_weight=doc, dense_weight=dense)
        for doc in (0.5, 1.0, 1.5, 2.0) for dense in (1.0, 1.5, 2.0, 3.0)},
     **{f"doc bm25 w{doc:g} + bm25 w0.5": replace(BASE, doc_bm25_weight=doc, bm25_weight=0.5) for doc in (0.5, 1.0)},
+    # round 3: score fusion (docindex/score_fusion.py), its document centroid, one chunk per document first
+    **{f"convex a{a:g}" + (f" + centroid {c:g}" if c else "") + (f" + per_doc {cap}" if cap else ""):
+       replace(BASE, fusion="convex", convex_dense=a, centroid_weight=c, per_doc=cap)
+       for a in (0.7, 0.75, 0.8, 0.85) for c in (0.0, 0.1, 0.2) for cap in (0, 1, 2)},
 }
 OOS_CHUNKS = 50   # as benchmarks/retrieval_oos.py asks
 

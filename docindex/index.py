@@ -19,11 +19,11 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
-from . import browse, doclexical, lexical, store
+from . import browse, doclexical, lexical, score_fusion, store
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
@@ -46,6 +46,7 @@ _MODES = ("hybrid", "dense", "bm25")
 # ranking keeps only this weight in the fusion: it breaks ties and fills in,
 # it does not outvote BM25. `cosine` is still reported as is.
 CJK_DENSE_WEIGHT = 0.1
+_ONE_RETRIEVER = Ranking()   # mode "dense" / "bm25": that retriever's order, nothing on top
 
 
 class Index:
@@ -140,11 +141,11 @@ class Index:
             bm25_ids = fields_ids = snapshot.ids[:0]
             doc_bm25: dict[int, float] = {}
             doc_best: dict[int, int] = {}
+            doc_cosine: dict[int, float] = {}
+            phrases = self._tokenizer.tokens(self._conn, terms) if mode != "dense" else []
+            phrase_scores = _memo(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts"))
             if mode != "dense":
-                phrases = self._tokenizer.tokens(self._conn, terms)
-                rows, values = snapshot.lexical.scores(
-                    phrases, start, end, CANDIDATES,
-                    lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts"))
+                rows, values = snapshot.lexical.scores(phrases, start, end, CANDIDATES, phrase_scores)
                 bm25_ids = snapshot.ids[rows]
                 bm25 = dict(zip(bm25_ids.tolist(), values.tolist()))
                 if mode == "hybrid" and ranking.fields_weight:
@@ -159,19 +160,21 @@ class Index:
                     doc_best = doclexical.best_chunks(snapshot.doc_ids[start:end], snapshot.ids[start:end],
                                                       snapshot.matrix[start:end], query_vector, docs)
             t3 = clock()
-            dense_weight = ranking.dense_weight
-            if self._dense_is_blind_to(query):
-                dense_weight *= CJK_DENSE_WEIGHT
-            rankings = {"hybrid": [(dense_ids, dense_weight), (bm25_ids, ranking.bm25_weight),
+            dense_factor = CJK_DENSE_WEIGHT if self._dense_is_blind_to(query) else 1.0
+            rankings = {"hybrid": [(dense_ids, ranking.dense_weight * dense_factor), (bm25_ids, ranking.bm25_weight),
                                    (fields_ids, ranking.fields_weight)],
                         "dense": [(dense_ids, 1.0)], "bm25": [(bm25_ids, 1.0)]}[mode]
-            fused = rrf(rankings, ranking.rrf_k)
+            if mode == "hybrid" and ranking.fusion == "convex":
+                fused, doc_cosine = self._convex(snapshot, np.union1d(dense_ids, bm25_ids), query_vector,
+                                                 phrases, phrase_scores, dense_factor)
+            else:
+                fused = rrf(rankings, ranking.rrf_k)
             for chunk_id in doc_best.values():
                 fused.setdefault(chunk_id, 0.0)
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
                 np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
             fuse_documents(fused, doc_of, list(doc_bm25), ranking.doc_bm25_weight, ranking.rrf_k)
-            top = rank(fused, doc_of, ranking if mode == "hybrid" else DEFAULT_RANKING)[:k]
+            top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)[:k]
             top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)
             top_rows = snapshot.rows_of(top_ids)
             cosines = np.einsum("ij,j->i", snapshot.matrix[top_rows], query_vector)
@@ -190,13 +193,34 @@ class Index:
                             title=PATH_SEPARATOR.join(heading_path), heading_path=heading_path, text=text,
                             cosine=float(cosine), bm25=bm25.get(item.chunk_id, 0.0), fusion=item.fusion,
                             fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
-                            doc_score=item.doc_score,
-                            score=item.score, coverage=covered, url=url))
+                            doc_score=item.doc_score, score=item.score, coverage=covered,
+                            doc_cosine=doc_cosine.get(doc_id, 0.0), url=url))
         if timings is not None:
             t4 = clock()
             timings.update(embed=(t1 - t0) * 1e3, dense=(t2 - t1) * 1e3, bm25=(t3 - t2) * 1e3,
                            fuse=(t4 - t3) * 1e3)
         return hits
+
+    def _convex(self, snapshot: Snapshot, candidates: np.ndarray, query_vector: np.ndarray,
+                phrases: list[tuple[str, ...]], phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]],
+                dense_factor: float,
+                ) -> tuple[dict[int, float], dict[int, float]]:
+        """Score fusion over the candidate chunk ids (score_fusion.py): (chunk id → fused score,
+        document id → centroid cosine, empty when the centroid weight is 0)."""
+        ranking = self.ranking
+        rows = snapshot.rows_of(candidates)
+        cosine = np.einsum("ij,j->i", snapshot.matrix[rows], query_vector).astype(np.float64)
+        bm25 = score_fusion.bm25_at(snapshot.lexical, phrases, rows, phrase_scores)
+        centroid, by_doc = None, {}
+        if ranking.centroid_weight:
+            docs = snapshot.doc_ids[rows]
+            centroid = snapshot.document_centroids().cosines(docs, query_vector)
+            by_doc = dict(zip(docs.tolist(), centroid.tolist()))
+        fused = score_fusion.convex(candidates, cosine, bm25, centroid,
+                                    dense_share=ranking.convex_dense * dense_factor,
+                                    bm25_share=1.0 - ranking.convex_dense,
+                                    centroid_weight=ranking.centroid_weight * dense_factor)
+        return fused, by_doc
 
     def _dense_is_blind_to(self, query: str) -> bool:
         """True for a mostly-CJK query and an embedder that does not declare CJK training."""
@@ -335,6 +359,17 @@ class Index:
 
     def _unknown_collection_message(self, collection: str, snapshot: Snapshot) -> str:
         return browse.collection_message(collection, sorted(snapshot.collections))
+
+
+def _memo(compute: Callable[[int], tuple[np.ndarray, np.ndarray]]) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+    """compute(i), each i computed once (a phrase's FTS5 scores serve BM25 and score fusion)."""
+    done: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def get(i: int) -> tuple[np.ndarray, np.ndarray]:
+        if i not in done:
+            done[i] = compute(i)
+        return done[i]
+    return get
 
 
 __all__ = ["Index", "Ranking", "RRF_K", "CANDIDATES"]

@@ -17,6 +17,13 @@ BM25 over their whole text (doclexical.py). Every candidate chunk of a ranked
 document gains weight / (rrf_k + the document's rank) in its fusion, and each
 ranked document brings its chunk closest to the query into the candidates.
 
+With `fusion = "convex"` the dense and BM25 lists are fused by score, not
+rank (score_fusion.py): per query min-max normalized cosine and BM25 over
+the candidates, weighted `convex_dense` and 1 − `convex_dense`, plus
+`centroid_weight` times the normalized cosine of the chunk's document
+centroid. The field and whole-document BM25 lists are RRF lists: they are
+not combined with it.
+
 The shipped defaults and the figures that chose them are in
 benchmarks/results/retrieval_levers.md.
 """
@@ -40,6 +47,20 @@ class Ranking:
     doc_decay: float = 0.5       # each next chunk counts this much of the one before
     per_doc: int = 0             # chunks of one document before others get a turn; 0: no cap
     doc_bm25_weight: float = 0.0  # RRF weight of the whole-document BM25 ranking; 0: not run
+    fusion: str = "rrf"          # "rrf" (ranks) or "convex" (normalized scores, score_fusion.py)
+    convex_dense: float = 0.8    # convex: the cosine's share; BM25 gets the rest
+    centroid_weight: float = 0.0  # convex: weight of the document centroid's cosine; 0: not computed
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        if not 0.0 <= self.convex_dense <= 1.0:
+            raise ValueError(f"convex_dense must be from 0 to 1, not {self.convex_dense!r}")
+        if self.fusion == "convex" and (self.fields_weight or self.doc_bm25_weight):
+            raise ValueError("convex fusion does not combine with fields_weight or doc_bm25_weight (RRF lists)")
+
+
+FUSIONS = ("rrf", "convex")
 
 
 # What search uses unless told otherwise: the previous ranking. Title/heading/path fields

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ann, ann_sidecar, doclexical, lexical
+from . import ann, ann_sidecar, doclexical, lexical, score_fusion
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Snapshot:
     fields: dict[str, lexical.Lexical] = field(default_factory=dict, compare=False)  # built on first use
     anns: dict[str, ann.Ann] = field(default_factory=dict, compare=False)   # collection → ANN (ann_sidecar.py)
     documents: list[doclexical.DocumentPostings] = field(default_factory=list, compare=False)  # first use
+    centroids: list[score_fusion.Centroids] = field(default_factory=list, compare=False)  # first use
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
         return rows_of(self.ids, self.id_order, chunk_ids)
@@ -44,6 +45,12 @@ class Snapshot:
         if not self.documents:
             self.documents.append(doclexical.DocumentPostings.build(self.lexical, self.doc_ids))
         return self.documents[0]
+
+    def document_centroids(self) -> score_fusion.Centroids:
+        """Each document's centroid (the normalized mean of its chunk vectors), built on first use."""
+        if not self.centroids:
+            self.centroids.append(score_fusion.Centroids.build(self.matrix, self.doc_ids))
+        return self.centroids[0]
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, version: int, dim: int, db: Path | None = None) -> "Snapshot":

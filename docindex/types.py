@@ -19,12 +19,13 @@ class Hit:
     text: str
     cosine: float
     bm25: float               # positive, larger is better (negated FTS5 bm25()); 0.0 if not matched
-    fusion: float             # the chunk's own weighted RRF score over the retrievers' ranks
+    fusion: float             # the chunk's own fused score: weighted RRF over ranks, or convex (ranking.py)
     fields_bm25: float = 0.0  # BM25 over title, heading path and file path; 0.0 if not matched or off
     doc_bm25: float = 0.0     # BM25 of its whole document (its chunks' words summed); 0.0 if off
     doc_score: float = 0.0    # its document's score from its best fused chunks; 0.0 when off
     score: float = 0.0        # what hits are ordered by: fusion + doc weight × doc_score
     coverage: float = 0.0     # idf-weighted share of the query's words found in the chunk, 0-1
+    doc_cosine: float = 0.0   # cosine of the query with its document's centroid (convex fusion); 0.0 if off
     url: str | None = None    # citation link: front matter's url, else base URL + source + #anchor (links.py)
 
     def to_dict(self) -> dict:
