@@ -128,10 +128,15 @@ _BLOCK = {
 }
 
 
+_PERMALINKS = "a.headerlink, a.hash-link, a.anchor-link"
+
+
 def parse_html(text: str) -> Extracted:
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(text)
+    for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#": not the page's text
+        permalink.decompose()
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []

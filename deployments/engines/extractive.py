@@ -24,7 +24,10 @@ highest score minus `diversity` × its word overlap with the sentences already
 chosen (maximal marginal relevance: a second sentence restating the first
 adds nothing), among those scoring at least `keep_ratio` of the best, not
 near-duplicates, while they fit `max_sentences` and max_tokens. The best
-sentence leads, the others follow in document order.
+sentence leads, the others follow in document order. A paragraph's first
+sentence is quoted with the term it defines when the line before it is one
+(`_term`): "os.makedirs(name, mode=0o777, exist_ok=False): Recursive directory
+creation function [1]." names what to use; the description alone does not.
 
 Embedders (`embedder`): `minilm` (default) embeds the EMBED_TOP best
 candidates by term overlap with MiniLM (~15 ms each on one core: ~200-400 ms
@@ -89,7 +92,7 @@ def clean_sentence(raw: str) -> str:
     text = _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
     text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
                           text.replace("[", "(").replace("]", ")"))
-    text = " ".join(text.split()).strip(" |")
+    text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
     return text.rstrip(".!?:;, ")
 
 
@@ -121,6 +124,7 @@ def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int =
                             found.append(Candidate(n, unit.start, table))
             else:
                 spans = unit_sentence_spans(text, unit)
+            term = _term(text, blocks, b) if unit.kind == "prose" else ""
             for start, end in spans:
                 raw = text[start:end]
                 if start == blocks[0].start and _PLAIN_WORD.match(raw):
@@ -137,8 +141,32 @@ def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int =
                 sentence = _first_sentence(sentence)
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
+                    if term and start == spans[0][0] and term.lower() not in sentence.lower():
+                        sentence = f"{term}: {sentence}"        # "random.choice(seq): Return a random element …"
                     found.append(Candidate(n, start, sentence))
     return found
+
+
+TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
+_SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
+
+
+def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
+    """The term a paragraph defines, when the line before it is one: a short
+    one-line paragraph that is not a sentence itself (an API reference's
+    `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word). Its
+    first sentence is quoted with it: the description alone ("Recursive
+    directory creation function") does not name what to use."""
+    if b == 0 or blocks[b - 1].kind != "prose":
+        return ""
+    raw = text[blocks[b - 1].start:blocks[b - 1].end].replace("\u00b6", "").strip()
+    ends = raw.rstrip(")]\"'*_`")[-1:]
+    if "\n" in raw or "://" in raw or "\u2192" in raw or _SECTION_NUMBER.match(raw) or ends in (".", "!", "?", ":"):
+        return ""                   # a sentence, a lead-in, a link, an example (→) or a numbered title
+    term = clean_sentence(raw)
+    if len(term.split()) > TERM_MAX_WORDS or len(term) > TERM_MAX_CHARS or not re.search(r"[^\W\d]", term):
+        return ""
+    return term
 
 
 def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[str]:

@@ -72,3 +72,14 @@ def test_unreadable_files_raise_with_a_reason(tmp_path, name, content, reason):
     path.write_bytes(content)
     with pytest.raises(UnreadableFile, match=reason):
         extract(path)
+
+
+def test_html_heading_permalinks_are_not_text(tmp_path):
+    """Sphinx and MkDocs put a "¶" link after every heading and definition term."""
+    path = tmp_path / "random.html"
+    path.write_text(
+        '<html><body><h1>random<a class="headerlink" href="#random" title="Permalink">¶</a></h1><dl>'
+        '<dt id="random.choice">random.choice(seq)<a class="headerlink" href="#random.choice">¶</a></dt>'
+        '<dd><p>Return a random element.</p></dd></dl></body></html>')
+    summary = [(b.kind, b.text) for b in extract(path).blocks]
+    assert summary == [("heading", "random"), ("para", "random.choice(seq)"), ("para", "Return a random element.")]

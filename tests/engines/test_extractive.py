@@ -207,3 +207,18 @@ def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatc
         picks[diversity] = [c.text for c in engine.choose("How do I override the cutoff?", [passage], 256)]
     assert picks[0.0] == [found[0].text, found[1].text]         # by score alone: the restatement
     assert picks[0.3] == [found[0].text, found[2].text]         # 0.9 - 0.3·0.5 < 0.8 - 0.3·0.1
+
+
+def test_a_definitions_term_leads_its_first_sentence() -> None:
+    """An API reference's signature line names what to use; its description alone does not."""
+    text = ("os.makedirs(name, mode=0o777, exist_ok=False)¶\n\nRecursive directory creation function. "
+            "Like mkdir(), but makes all intermediate-level directories.\n\n"
+            "13.2.3. Serializable Isolation Level\n\nThe Serializable isolation level provides the strictest isolation.\n\n"
+            "replace('abc', 'b', 'X') → aXc\n\nReturns the string with every match replaced by the new text.\n\n"
+            "This one is a sentence.\n\nSo this paragraph has no term at all.")
+    found = [c.text for c in candidates([Passage("os.html", text, 0.5)])]
+    assert "os.makedirs(name, mode=0o777, exist_ok=False): Recursive directory creation function" in found
+    assert "Like mkdir(), but makes all intermediate-level directories" in found       # only the first sentence
+    assert "The Serializable isolation level provides the strictest isolation" in found  # a numbered title is no term
+    assert "Returns the string with every match replaced by the new text" in found     # nor an example (→)
+    assert "So this paragraph has no term at all" in found                             # nor a sentence
