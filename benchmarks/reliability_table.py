@@ -68,13 +68,14 @@ def _soak_extras(r: dict[str, Any]) -> str:
 def _derived(r: dict[str, Any]) -> dict[str, Any]:
     """What the templates below use beside the raw record's own keys."""
     lost = r.get("failed_answers", [])
-    slopes = r.get("rss_slope_mb_per_min_second_half") or {}
+    slopes = r.get("rss_slope_mb_per_min_second_half") or r.get("rss_slope_mb_per_min_after_warm_up") or {}
     return {"load": _load(r) if "requests" in r and "answers_done" in r else "",
             "latency": _latency(r), "statuses_text": _statuses(r),
             "kills_text": _kills(r) if "kills" in r else "", "outages_text": _outages(r),
             "lost": len(lost) if isinstance(lost, list) else lost,
             "steepest_slope": max(slopes.values(), default=None), "processes": len(slopes),
-            "soak_extras": _soak_extras(r) if "windows" in r else ""}
+            "soak_extras": _soak_extras(r) if "windows" in r else "",
+            "warm_up": f" after {r['warm_up_s']:.0f} s of warm-up" if r.get("warm_up_s") else " (second half)"}
 
 
 # One row per raw output: (what it is, a str.format template over the record and _derived).
@@ -130,8 +131,8 @@ ROWS: dict[str, tuple[str, str]] = {
                             "slope (second half) {steepest_slope} MB/min of {processes} processes (bound "
                             "{bound_mb_per_min}){soak_extras}"),
     "soak_ray": ("soak, ~80 % of the Generator slot",
-                 "{seconds:.0f} s: {load}{latency}; steepest RSS slope (second half) {steepest_slope} MB/min of "
-                 "{processes} processes (bound {bound_mb_per_min})"),
+                 "{seconds:.0f} s measured{warm_up}: {load}{latency}; steepest RSS slope {steepest_slope} MB/min "
+                 "of {processes} processes (bound {bound_mb_per_min})"),
 }
 
 

@@ -8,10 +8,16 @@ Slow: `make reliability`.
   Load adds a replica; the end of the load removes it.
 - Soak: the shipped config on the suite's cluster, one closed-loop client at
   about 80 % of the Generator's one slot (an answer of ~0.5 s, a 0.1 s pause),
-  for SOAK_S seconds (default 180; `make reliability` runs the default). RSS
+  SOAK_WARM_S seconds of warm-up (default 120, not measured) and then SOAK_S
+  seconds measured (default 180; `make reliability` runs the defaults). RSS
   of every Serve replica, the proxy and the index server sampled every 5 s;
-  the slope of each over the second half (after warm-up) must stay below
+  the slope of each over the measured time must stay below
   RSS_SLOPE_BOUND_MB_PER_MIN. Answers/s and P95 per window are recorded.
+  Why the warm-up: a fresh Ingress grows while its caches fill (Ray's
+  per-handle options, the /stats window of the last 1,000 answers, allocator
+  arenas); the 30-minute soak on the default engine shows ~15 MB of it in the
+  first minutes and 0.19 MB/min after (soak_extractive_ray.json). Measured
+  from the start, this 3-minute run read that warm-up as growth (3.5 MB/min).
 """
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ SLOW_ANSWER = "What does the proxy answer when the queue is full? [[fake:slow=0.
 UPSCALE_DELAY_S, DOWNSCALE_DELAY_S = 1.0, 5.0
 HANG_GUARD_S = 180.0
 SOAK_S = float(os.environ.get("SOAK_S") or 180)
+SOAK_WARM_S = float(os.environ.get("SOAK_WARM_S") or 120)
 SAMPLE_EVERY_S = 5.0
 RSS_SLOPE_BOUND_MB_PER_MIN = 2.0     # per process; a 1 KB-per-answer leak at ~1.6 answers/s is ~0.1 MB/min
 
@@ -140,6 +147,7 @@ def test_soak_at_eighty_percent_keeps_every_replica_flat(ray_cluster: RayCluster
     procs = serve_processes(ray_cluster.processes(), ray_cluster.mcp_tag)
     assert sum(name.startswith(("Generator", "Ingress", "Retriever")) for name in procs) >= 3, list(procs)
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in procs}
+    asyncio.run(_soak(ray_cluster.url, SOAK_WARM_S, {name: [] for name in procs}, procs))   # warm-up
     t0 = time.monotonic()
     report = asyncio.run(_soak(ray_cluster.url, SOAK_S, samples, procs))
     windows = []
@@ -148,12 +156,11 @@ def test_soak_at_eighty_percent_keeps_every_replica_flat(ray_cluster: RayCluster
                         if o.terminal == "done" and start <= o.ended - t0 < start + 30)
         windows.append({"from_s": start, "answers_per_s": round(len(inside) / 30, 2),
                         "p95_s": round(inside[int(0.95 * (len(inside) - 1))], 3) if inside else None})
-    slopes = {name: slope_mb_per_min([pt for pt in pts if pt[0] >= SOAK_S / 2])
-              for name, pts in samples.items() if len(pts) >= 4}
-    record("soak_ray", {"seconds": SOAK_S, "sample_every_s": SAMPLE_EVERY_S, **report.summary(),
+    slopes = {name: slope_mb_per_min(pts) for name, pts in samples.items() if len(pts) >= 4}
+    record("soak_ray", {"seconds": SOAK_S, "warm_up_s": SOAK_WARM_S, "sample_every_s": SAMPLE_EVERY_S, **report.summary(),
                         "windows": windows, "rss_mb_first_last": {n: [round(p[0][1], 1), round(p[-1][1], 1)]
                                                                   for n, p in samples.items() if p},
-                        "rss_slope_mb_per_min_second_half": slopes, "bound_mb_per_min": RSS_SLOPE_BOUND_MB_PER_MIN})
+                        "rss_slope_mb_per_min_after_warm_up": slopes, "bound_mb_per_min": RSS_SLOPE_BOUND_MB_PER_MIN})
     assert report.problems() == [] and set(report.statuses()) == {200}
     assert all(o.terminal == "done" for o in report.outcomes)
     assert slopes and max(slopes.values()) < RSS_SLOPE_BOUND_MB_PER_MIN, slopes
