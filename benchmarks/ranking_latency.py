@@ -6,7 +6,9 @@ The 20k-chunk index is the synthetic scale-up of benchmarks/docindex_search_late
 (real cmcp text, perturbed real vectors). Each query runs once per variant in
 turn, REPEATS times, so a loaded machine slows every variant alike; the
 figures are P50 of the whole in-process search (embedding included) and of
-its BM25 stage (query tokenization, chunk BM25, field BM25). Writes
+its BM25 stage (query tokenization, chunk BM25, field BM25), of the search
+without its query embedding (what the ranking itself costs) and of the fusion
+stage (fusion, ranking, chunk rows). Writes
 benchmarks/results/ranking_latency.json.
 """
 from __future__ import annotations
@@ -32,7 +34,8 @@ from serve_app.percentile import percentile  # noqa: E402
 
 REPEATS = 5
 VARIANTS = {"previous (Ranking())": Ranking(), "shipped (DEFAULT_RANKING)": DEFAULT_RANKING,
-            "fields + doc agg + per_doc 2": Ranking(fields_weight=1.0, doc_weight=0.5, per_doc=2)}
+            "fields + doc agg + per_doc 2": Ranking(fields_weight=1.0, doc_weight=0.5, per_doc=2),
+            "convex a0.8, no centroid": Ranking(fusion="convex", convex_dense=0.8)}
 
 
 def main() -> int:
@@ -47,6 +50,8 @@ def main() -> int:
         chunks = build_scaled(base_rows(args.cmcp_db), db, args.size, np.random.default_rng(0))
         total = {name: [] for name in VARIANTS}
         bm25 = {name: [] for name in VARIANTS}
+        ranked = {name: [] for name in VARIANTS}
+        fuse = {name: [] for name in VARIANTS}
         with Index(db) as index:
             for ranking in VARIANTS.values():   # warm-up: embedder, postings, field postings
                 index.ranking = ranking
@@ -60,10 +65,14 @@ def main() -> int:
                         index.search(query, 5, timings=timings)
                         total[name].append((time.perf_counter() - t0) * 1e3)
                         bm25[name].append(timings["bm25"])
+                        ranked[name].append(total[name][-1] - timings["embed"])
+                        fuse[name].append(timings["fuse"])
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "loadavg": Path("/proc/loadavg").read_text().split()[:3], "chunks": chunks,
               "variants": {name: {"total_p50_ms": round(percentile(total[name], 50) or 0.0, 2),
                                   "bm25_p50_ms": round(percentile(bm25[name], 50) or 0.0, 2),
+                                  "without_embedding_p50_ms": round(percentile(ranked[name], 50) or 0.0, 2),
+                                  "fuse_p50_ms": round(percentile(fuse[name], 50) or 0.0, 2),
                                   "searches": len(total[name])} for name in VARIANTS}}
     (REPO / "benchmarks" / "results" / "ranking_latency.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result["variants"], indent=1))

@@ -30,12 +30,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from docindex.index import Index  # noqa: E402
-from docindex.ranking import Ranking  # noqa: E402
+from docindex.ranking import DEFAULT_RANKING, Ranking  # noqa: E402
 from serve_app.percentile import percentile  # noqa: E402
 
 BASE = Ranking()   # the field defaults: ranking as shipped before these levers
 LEVERS: dict[str, Ranking] = {
     "baseline (shipped before)": Ranking(),
+    "shipped (DEFAULT_RANKING)": DEFAULT_RANKING,
     "fields w0.5": replace(BASE, fields_weight=0.5),
     "fields w1": replace(BASE, fields_weight=1.0),
     "doc agg w0.5": replace(BASE, doc_weight=0.5),

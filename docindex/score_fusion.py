@@ -11,48 +11,46 @@ vectors: how much the page as a whole is about the question), and orders by
     dense_share × cosine' + (1 − dense_share) × bm25' + centroid_weight × centroid'
 
 Document centroids come from the vectors already loaded (no embedding, no
-re-ingest), built once per index version on first use (snapshot.py).
+re-ingest), each made when a search first needs it and kept for the index
+version (snapshot.py).
 Measured on the dev halves in benchmarks/results/retrieval_levers.md (Round 3).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from .lexical import IDF_FLOOR, K1, Lexical
 
-_BLOCK = 65_536   # rows summed at a time when building centroids (bounds the temporary copy)
-
-
-@dataclass(frozen=True)
 class Centroids:
-    """One unit vector per document: the normalized sum of its chunks' vectors."""
+    """Each document's unit centroid (the normalized sum of its chunks' vectors), made on first
+    need: a search computes only its candidates' documents not seen before, so opening or
+    changing a large index costs one argsort of the document ids, not a pass over every vector.
+    Callers serialize (index.py holds its lock around search)."""
 
-    doc_ids: np.ndarray    # ascending document ids
-    vectors: np.ndarray    # (documents, dim) float32, unit rows, aligned with doc_ids
-
-    @classmethod
-    def build(cls, matrix: np.ndarray, doc_ids: np.ndarray) -> "Centroids":
+    def __init__(self, matrix: np.ndarray, doc_ids: np.ndarray) -> None:
         """`doc_ids[i]` is the document of `matrix[i]`."""
-        docs, index = np.unique(doc_ids, return_inverse=True)
-        sums = np.zeros((len(docs), matrix.shape[1]), dtype=np.float64)
-        order = np.argsort(index, kind="stable")
-        for at in range(0, len(order), _BLOCK):
-            rows = order[at:at + _BLOCK]
-            owner = index[rows]
-            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-            sums[owner[starts]] += np.add.reduceat(np.asarray(matrix[rows], dtype=np.float64), starts, axis=0)
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        vectors = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-        return cls(docs.astype(np.int64), vectors)
+        self._matrix = matrix
+        self._order = np.argsort(doc_ids, kind="stable")
+        self._sorted = doc_ids[self._order]
+        self._docs, self._starts = np.unique(self._sorted, return_index=True)
+        self._vectors = np.zeros((len(self._docs), matrix.shape[1]), dtype=np.float32)   # untouched pages: free
+        self._made = np.zeros(len(self._docs), dtype=bool)
 
     def cosines(self, doc_ids: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """cos(query, centroid) for each of `doc_ids` (every one must have chunks)."""
-        at = np.searchsorted(self.doc_ids, doc_ids)
-        cosines: np.ndarray = np.einsum("ij,j->i", self.vectors[at], query).astype(np.float64)
+        """cos(query, centroid) for each of `doc_ids` (0.0 for a document without chunks)."""
+        at = np.minimum(np.searchsorted(self._docs, doc_ids), max(len(self._docs) - 1, 0))
+        known = (self._docs[at] == doc_ids) if len(self._docs) else np.zeros(len(doc_ids), bool)
+        for slot in np.unique(at[known & ~self._made[at]]).tolist():
+            lo = self._starts[slot]
+            hi = self._starts[slot + 1] if slot + 1 < len(self._starts) else len(self._sorted)
+            total = np.asarray(self._matrix[self._order[lo:hi]], dtype=np.float64).sum(axis=0)
+            self._vectors[slot] = total / max(float(np.linalg.norm(total)), 1e-12)
+            self._made[slot] = True
+        cosines: np.ndarray = np.where(known, (self._vectors[at] @ query).astype(np.float64), 0.0) \
+            if len(self._docs) else np.zeros(len(doc_ids), dtype=np.float64)
         return cosines
 
 
@@ -66,7 +64,8 @@ def bm25_at(lex: Lexical, phrases: list[tuple[str, ...]], rows: np.ndarray,
             continue
         if len(tokens) > 1:
             found, values = phrase_scores(i)
-            out += _lookup(found, values.astype(np.float64), rows)
+            order = np.argsort(found, kind="stable")      # FTS5 returns them by chunk id
+            out += _lookup(found[order], values[order].astype(np.float64), rows)
             continue
         posting_rows, tf = lex.postings(tokens[0])
         hits = len(posting_rows)
@@ -74,7 +73,7 @@ def bm25_at(lex: Lexical, phrases: list[tuple[str, ...]], rows: np.ndarray,
             continue
         idf = math.log((lex.n_docs - hits + 0.5) / (hits + 0.5))
         idf = idf if idf > 0 else IDF_FLOOR
-        tf_at = _lookup(posting_rows, tf.astype(np.float64), rows)
+        tf_at = _lookup(posting_rows, tf, rows)      # postings ascend by row
         out += np.where(tf_at > 0, idf * tf_at * (K1 + 1) / (tf_at + lex.norm[rows]), 0.0)
     return out
 
@@ -84,10 +83,7 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
     out = np.zeros(len(wanted), dtype=np.float64)
     if not len(keys):
         return out
-    if np.any(keys[1:] < keys[:-1]):
-        order = np.argsort(keys, kind="stable")
-        keys, values = keys[order], values[order]
-    at = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     hit = keys[at] == wanted
     out[hit] = values[at[hit]]
     return out

@@ -47,9 +47,9 @@ class Snapshot:
         return self.documents[0]
 
     def document_centroids(self) -> score_fusion.Centroids:
-        """Each document's centroid (the normalized mean of its chunk vectors), built on first use."""
+        """Documents' centroids (the normalized mean of their chunk vectors), each made on first need."""
         if not self.centroids:
-            self.centroids.append(score_fusion.Centroids.build(self.matrix, self.doc_ids))
+            self.centroids.append(score_fusion.Centroids(self.matrix, self.doc_ids))
         return self.centroids[0]
 
     @classmethod

@@ -84,6 +84,7 @@ def test_hits_carry_their_document_bm25_only_when_the_lever_is_on(spread_index) 
 
 def test_the_page_whose_sections_hold_the_words_gains_its_rank_share(spread_index) -> None:
     question = "arctic clams blubber"
+    spread_index.ranking = Ranking()      # the RRF ranking the document list joins
     plain = {h.chunk_id: h.fusion for h in spread_index.search(question, k=20, collection="animals")}
     spread_index.ranking = Ranking(doc_bm25_weight=1.0)
     hits = spread_index.search(question, k=20, collection="animals")

@@ -51,19 +51,21 @@ def test_bm25_at_equals_the_bm25_ranking_for_every_matched_row(index, question):
     assert not score_fusion.bm25_at(snapshot.lexical, phrases, unmatched, phrase_scores).any()
 
 
-def test_centroids_are_the_normalized_mean_of_each_documents_vectors(monkeypatch):
-    monkeypatch.setattr(score_fusion, "_BLOCK", 4)     # documents split across blocks are summed whole
+def test_centroids_are_the_normalized_mean_of_each_documents_vectors():
     rng = np.random.default_rng(7)
     matrix = rng.normal(size=(23, 5)).astype(np.float32)
     doc_ids = rng.choice([3, 11, 12, 40], size=23)
-    built = score_fusion.Centroids.build(matrix, doc_ids)
-    assert built.doc_ids.tolist() == [3, 11, 12, 40]
-    for doc, vector in zip(built.doc_ids, built.vectors):
+    centroids = score_fusion.Centroids(matrix, doc_ids)
+    query = rng.normal(size=5).astype(np.float32)
+    wanted = np.array([40, 3, 40, 12, 11])
+    expected = []
+    for doc in wanted:
         mean = matrix[doc_ids == doc].mean(axis=0)
-        assert vector == pytest.approx(mean / np.linalg.norm(mean), abs=1e-6)
-    query = np.ones(5, dtype=np.float32)
-    assert built.cosines(np.array([40, 3, 40]), query) == pytest.approx(
-        [built.vectors[3] @ query, built.vectors[0] @ query, built.vectors[3] @ query], abs=1e-6)
+        expected.append(mean / np.linalg.norm(mean) @ query)
+    assert centroids.cosines(wanted, query) == pytest.approx(expected, abs=1e-5)
+    assert centroids.cosines(np.array([40]), query) == pytest.approx(expected[:1], abs=1e-5)   # made once, kept
+    assert centroids.cosines(np.array([99]), query).tolist() == [0.0]       # no chunks: no direction
+    assert centroids.cosines(np.array([], dtype=np.int64), query).tolist() == []
 
 
 def test_convex_orders_by_the_weighted_normalized_scores():

@@ -26,8 +26,11 @@ def test_hits_carry_every_field_and_are_ranked_by_fusion(index):
         assert hit.title == " › ".join(hit.heading_path)
         assert -1.0 <= hit.cosine <= 1.0 and hit.bm25 >= 0
         ranking = DEFAULT_RANKING
-        most = (ranking.dense_weight + ranking.bm25_weight + ranking.fields_weight) / (ranking.rrf_k + 1)
-        assert 0 < hit.fusion <= most
+        if ranking.fusion == "rrf":
+            most = (ranking.dense_weight + ranking.bm25_weight + ranking.fields_weight) / (ranking.rrf_k + 1)
+        else:   # convex: min-max normalized terms, shares summing to 1, plus the centroid's
+            most = 1.0 + ranking.centroid_weight
+        assert 0 <= hit.fusion <= most
     assert any(h.bm25 > 0 for h in hits)
 
 

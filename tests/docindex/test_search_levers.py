@@ -62,7 +62,7 @@ def test_a_document_cap_lets_other_documents_in(tmp_path, fake_embedder):
                                            "other.md": "# Other\n\nA widget appears here once.\n"})
     db = tmp_path / "index.db"
     ingest([root], db, "docs", embedder=fake_embedder)
-    with Index(db, embedder=fake_embedder) as index:
+    with Index(db, embedder=fake_embedder, ranking=Ranking()) as index:
         uncapped = [h.source for h in index.search("widget setting", k=3, mode="hybrid")]
         index.ranking = Ranking(per_doc=2)
         capped = [h.source for h in index.search("widget setting", k=3)]
