@@ -1,4 +1,4 @@
-"""Reading an index: hybrid search (dense + BM25, fused by RRF) and browsing.
+"""Reading an index: hybrid search (dense + BM25, fused as ranking.py says) and browsing.
 
 The vectors of all chunks live in one float32 matrix, rows grouped by
 collection, loaded once and reloaded only when the index version changes
@@ -99,7 +99,8 @@ class Index:
 
     def search(self, query: str, k: int = 5, collection: str | None = None,
                *, mode: str = "hybrid", timings: dict[str, float] | None = None) -> list[Hit]:
-        """Top-k chunks by RRF fusion of dense and BM25 ranks.
+        """Top-k chunks by the fusion of dense and BM25 (self.ranking: score fusion with document
+        centroids by default, RRF with Ranking(); ranking.py).
 
         Raises EmptyQuery (empty, or only stopwords/punctuation), CollectionNotFound,
         InputError (k out of range). Returns [] when the index (or collection) has no chunks.
