@@ -3,8 +3,9 @@
 An index of `min_chunks()` chunks or more gets a folder `<db>.search/`:
 
     <token>.json               the manifest: index version, chunk ids' digests, files
-    <token>.arrays/            per row: the unit vectors and lexical.Lexical's BM25 postings
-                               (.npy, memory-mapped at open: opening reads neither)
+    <token>.arrays/            per row: the unit vectors and lexical.Lexical's BM25 postings, with
+                               each term's postings by impact (lexical_topk.py; .npy, memory-mapped
+                               at open: opening reads none of them)
     <name-hash>-<token>.faiss    one ANN graph per collection of min_chunks() or more
 
 The writer (ann_build.py) writes them inside the ingest transaction, before
@@ -33,13 +34,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ann, lexical
+from . import ann, lexical, lexical_topk
 
 log = logging.getLogger(__name__)
 
 META_KEY = "search_files"
 FORMAT = 1
 _ARRAYS = ("offsets", "rows", "tf", "norm", "chunk_ids")
+_BY_IMPACT = "by_impact"
 _VERSIONED = re.compile(r"(?:^|-)v(\d+)-[0-9a-f]+(?:\.json|\.arrays|\.faiss)(?:\.partial)?$")
 
 
@@ -111,6 +113,8 @@ def save_arrays(postings: lexical.Lexical, matrix: np.ndarray, path: Path) -> No
     (partial / "terms.json").write_text(json.dumps(terms, ensure_ascii=False))
     for name in _ARRAYS:
         np.save(partial / f"{name}.npy", np.ascontiguousarray(getattr(postings, name)))
+    by_impact = postings.by_impact if postings.by_impact is not None else lexical_topk.impact_order(postings)
+    np.save(partial / f"{_BY_IMPACT}.npy", np.ascontiguousarray(by_impact, dtype=np.int32))
     os.replace(partial, path)
 
 
@@ -122,8 +126,14 @@ def load_postings(path: Path, ids: np.ndarray, n_docs: int) -> lexical.Lexical:
         raise ValueError("the postings do not fit the index's rows")
     if not np.array_equal(arrays["chunk_ids"], ids):
         raise ValueError("the postings' rows are not the index's")
+    # The postings by impact (lexical_topk.py); files written before it have none: whole lists are walked.
+    by_impact = None
+    if (path / f"{_BY_IMPACT}.npy").is_file():
+        by_impact = np.load(path / f"{_BY_IMPACT}.npy", mmap_mode="r", allow_pickle=False)
+        if by_impact.shape != arrays["rows"].shape:
+            raise ValueError("the postings' impact order does not fit them")
     return lexical.Lexical({t: i for i, t in enumerate(terms)}, arrays["offsets"], arrays["rows"], arrays["tf"],
-                           arrays["norm"], n_docs, ids)
+                           arrays["norm"], n_docs, ids, by_impact)
 
 
 # ---------------------------------------------------------------- cleaning up

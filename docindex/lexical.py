@@ -26,20 +26,23 @@ Memory: ~6 bytes per distinct (term, chunk) pair + 4 bytes per chunk
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from . import lexical_topk
+from .lexical_topk import IDF_FLOOR as IDF_FLOOR, K1 as K1, idf, impact   # both re-exported
 from .store import FTS_TOKENIZE
 from .textsearch import index_text
 
-K1 = 1.2
 B = 0.75
-IDF_FLOOR = 1e-6          # FTS5 clamps a non-positive idf to this
 _TOKEN_CACHE_MAX = 8192   # query terms → tokens; cleared when full
+# A query whose single-token lists hold fewer postings than this walks them whole (~1 ms or less);
+# above, with impact-ordered postings (search files), it reads their heads (lexical_topk.py).
+EARLY_STOP_MIN_POSTINGS = 100_000
+_SELECT_BLOCK = 256       # rows per block when bounding the limit-th best score (select_top_of_all)
 
 
 def prepare_connection(conn: sqlite3.Connection) -> None:
@@ -70,6 +73,7 @@ class Lexical:
     norm: np.ndarray           # float64 per row: k1 * (1 - b + b * len / avglen)
     n_docs: int                # FTS5's row count (idf uses it)
     chunk_ids: np.ndarray      # int64 chunk id per row (ties rank by it)
+    by_impact: np.ndarray | None = None   # int32 per posting: each term's positions by impact (lexical_topk.py)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray,
@@ -120,42 +124,71 @@ class Lexical:
         return self.rows[a:b], self.tf[a:b]
 
     def scores(self, phrases: list[tuple[str, ...]], start: int, end: int, limit: int,
-               phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+               phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]],
+               *, early_stop_min: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows, scores) of the best `limit` rows in [start, end) matching any
         phrase, best first (equal scores: ascending chunk id); scores positive
         (FTS5's bm25() negated). `phrase_scores(i)` returns (rows, scores)
-        for the multi-token phrase `phrases[i]`, from FTS5."""
-        acc = np.zeros(len(self.norm), dtype=np.float64)
+        for the multi-token phrase `phrases[i]`, from FTS5. With impact-ordered
+        postings and more than `early_stop_min` postings (default EARLY_STOP_MIN_POSTINGS)
+        only the lists' heads are read (lexical_topk.py): the same rows and scores."""
+        fts5: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+        def phrase(i: int) -> tuple[np.ndarray, np.ndarray]:
+            if i not in fts5:
+                fts5[i] = phrase_scores(i)
+            return fts5[i]
+
+        if limit > 0 and self.by_impact is not None:
+            least = EARLY_STOP_MIN_POSTINGS if early_stop_min is None else early_stop_min
+            if sum(len(self.postings(p[0])[0]) for p in phrases if len(p) == 1) > least:
+                found = self._top(phrases, start, end, limit, phrase)
+                if found is not None:
+                    return found
+        # Every list's (row, impact) pairs, summed per row by one bincount in the query's order:
+        # the same float64 additions as adding list after list, without a scatter per list.
+        offsets: list[np.ndarray] = []
+        values: list[np.ndarray] = []
         for i, tokens in enumerate(phrases):
             if not tokens:
                 continue
             if len(tokens) > 1:
-                rows, values = phrase_scores(i)
-                acc[rows] += values
+                rows, scores = phrase(i)
+                inside = (rows >= start) & (rows < end)
+                offsets.append(rows[inside] - start)
+                values.append(np.asarray(scores[inside], dtype=np.float64))
                 continue
             rows, tf = self.postings(tokens[0])
-            hits = len(rows)
-            if not hits:
+            if not len(rows):
                 continue
-            idf = math.log((self.n_docs - hits + 0.5) / (hits + 0.5))
-            idf = idf if idf > 0 else IDF_FLOOR
-            tf = tf.astype(np.float64)
-            acc[rows] += idf * tf * (K1 + 1) / (tf + self.norm[rows])
-        window = acc[start:end]
-        ids = self.chunk_ids[start:end]
-        matched = np.flatnonzero(window > 0)
-        if len(matched) > limit:
-            # Everything above the limit-th score, then its ties by chunk id: the
-            # same set whatever order the rows are in (argpartition alone is not).
-            scores = window[matched]
-            kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-            ties = matched[scores == kth]
-            above = matched[scores > kth]
-            ties = ties[np.argsort(ids[ties], kind="stable")][: limit - len(above)]
-            matched = np.concatenate([above, ties])
-        matched = matched[np.lexsort((ids[matched], -window[matched]))]
-        return matched + start, window[matched]
+            weight = idf(self.n_docs, len(rows))
+            lo, hi = np.searchsorted(rows, [start, end])     # rows ascend within a term
+            rows, tf = rows[lo:hi], tf[lo:hi]
+            offsets.append(rows - start if start else rows)
+            values.append(impact(weight, tf, self.norm[rows]))
+        if not offsets:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        acc = np.bincount(np.concatenate(offsets), weights=np.concatenate(values), minlength=end - start)
+        return select_top_of_all(acc, start, self.chunk_ids[start:end], limit)
 
+    def _top(self, phrases: list[tuple[str, ...]], start: int, end: int, limit: int,
+             phrase: Callable[[int], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray] | None:
+        """scores() by the lists' heads; None where no threshold is found (the caller walks them)."""
+        lists = []
+        for i, tokens in enumerate(phrases):
+            if not tokens:
+                continue
+            listed = lexical_topk.token_list(self, tokens[0], start, end) if len(tokens) == 1 \
+                else lexical_topk.phrase_list(*phrase(i), start, end)
+            if listed is not None:
+                lists.append(listed)
+        if not lists:
+            return None
+        found = lexical_topk.top_rows(lists, limit, start, end)
+        if found is None:
+            return None
+        rows, scores = found
+        return select_top(rows, scores, self.chunk_ids[rows], limit)
 
     def coverage(self, phrases: list[tuple[str, ...]], rows: np.ndarray) -> np.ndarray:
         """Per row: the idf-weighted share of the query's tokens that occur in it, in [0, 1].
@@ -169,13 +202,43 @@ class Lexical:
         for token in tokens:
             posting_rows, _ = self.postings(token)
             hits = len(posting_rows)
-            idf = math.log((self.n_docs - hits + 0.5) / (hits + 0.5))
-            idf = idf if idf > 0 else IDF_FLOOR
-            total += idf
+            weight = idf(self.n_docs, hits)
+            total += weight
             if hits:
                 at = np.clip(np.searchsorted(posting_rows, rows), 0, hits - 1)
-                found += idf * (posting_rows[at] == rows)
+                found += weight * (posting_rows[at] == rows)
         return found / total
+
+
+def select_top(rows: np.ndarray, scores: np.ndarray, ids: np.ndarray,
+               limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best `limit` of `rows` with a positive score, best first (equal scores: ascending
+    chunk id `ids`): the same rows in the same order whatever order they come in."""
+    matched = np.flatnonzero(scores > 0)
+    if len(matched) > limit:
+        # Everything above the limit-th score, then its ties by chunk id: the
+        # same set whatever order the rows are in (argpartition alone is not).
+        values = scores[matched]
+        kth = np.partition(values, len(values) - limit)[len(values) - limit]
+        ties = matched[values == kth]
+        above = matched[values > kth]
+        ties = ties[np.argsort(ids[ties], kind="stable")][: limit - len(above)]
+        matched = np.concatenate([above, ties])
+    matched = matched[np.lexsort((ids[matched], -scores[matched]))]
+    return rows[matched], scores[matched]
+
+
+def select_top_of_all(acc: np.ndarray, start: int, ids: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """select_top over rows start.. with scores `acc`, reading only the rows scoring at least the
+    limit-th best of the blocks' maxima (≤ the limit-th best score: `limit` blocks hold a score ≥ it)."""
+    blocks = len(acc) // _SELECT_BLOCK
+    if blocks > 4 * limit:
+        maxima = acc[: blocks * _SELECT_BLOCK].reshape(blocks, _SELECT_BLOCK).max(axis=1)
+        floor = np.partition(maxima, blocks - limit)[blocks - limit]
+        if floor > 0:
+            rows = np.flatnonzero(acc >= floor)
+            return select_top(rows + start, acc[rows], ids[rows], limit)
+    return select_top(np.arange(start, start + len(acc)), acc, ids, limit)
 
 
 class QueryTokenizer:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,13 @@ class Snapshot:
     centroids: list[score_fusion.Centroids] = field(default_factory=list, compare=False)  # first use
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
-        return rows_of(self.ids, self.id_order, chunk_ids)
+        return rows_of(self.ids, self.id_order, chunk_ids, self.sorted_ids)
+
+    @cached_property
+    def sorted_ids(self) -> np.ndarray:
+        """ids in ascending order, kept: gathering them per search was ~2 ms at 1M chunks."""
+        ordered: np.ndarray = self.ids[self.id_order]
+        return ordered
 
     def field_postings(self, conn: sqlite3.Connection) -> lexical.Lexical:
         """BM25 postings of the chunks' fields (title, heading path, file path), built on first use."""
@@ -148,10 +155,13 @@ def _read_matrix(conn: sqlite3.Connection, n: int, dim: int) -> np.ndarray:
     return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
-def rows_of(ids: np.ndarray, id_order: np.ndarray, chunk_ids: np.ndarray) -> np.ndarray:
-    """Rows of `chunk_ids` in `ids` (id_order = argsort(ids)); -1 for an id not there."""
+def rows_of(ids: np.ndarray, id_order: np.ndarray, chunk_ids: np.ndarray,
+            sorted_ids: np.ndarray | None = None) -> np.ndarray:
+    """Rows of `chunk_ids` in `ids` (id_order = argsort(ids); sorted_ids = ids[id_order] if known);
+    -1 for an id not there."""
     if not len(ids):
         return np.full(len(chunk_ids), -1, dtype=np.int64)
-    sorted_ids = ids[id_order]
+    if sorted_ids is None:
+        sorted_ids = ids[id_order]
     positions = np.clip(np.searchsorted(sorted_ids, chunk_ids), 0, len(ids) - 1)
     return np.where(sorted_ids[positions] == chunk_ids, id_order[positions], -1)
