@@ -3,12 +3,17 @@
     .venv-vllm/bin/python benchmarks/engines.py                 # both engines
     .venv/bin/python benchmarks/engines.py --engines llamacpp   # llama.cpp only
 
-Model: SmolLM2-135M-Instruct (Q4_1 GGUF for llama.cpp; the same weights
-dequantized to a bfloat16 Hugging Face folder for vLLM, converted and cached
-before the timer starts). Prompt: `deployments.prompt.build_prompt` over
-passages from the dev corpus (corpora/cmcp/docs), ~1k tokens; each
-request gets its own random fence nonce, so only the system rules are a shared
-prefix (as in production: different sources per question).
+Model: SmolLM2-135M-Instruct, each engine as served: llama.cpp with its default
+`weights: auto` (the shipped Q4_1 GGUF re-typed to F16 by
+deployments/engines/gguf_convert.py), one slot and all cores as threads (the
+`engine_slots: 1` default); vLLM with the same Q4_1 weights dequantized to a
+bfloat16 Hugging Face folder, 4 sequences. Both conversions are cached before
+the timer starts. Prompt: `deployments.prompt.build_prompt` over passages from
+the dev corpus (corpora/cmcp/docs), ~1.4k tokens. The fence nonce is derived
+from the question and passages, so identical requests would give identical
+prompts and both engines would skip the prefill (prefix reuse); each request
+here gets its own nonce instead, so only the system rules are a shared prefix
+(as in production: different sources per question).
 
 Each engine runs in its own subprocess (clean load time and peak memory):
 load time (`engine.start()`), then 3 sequential requests (1 concurrent) and
@@ -90,7 +95,8 @@ class PeakRss:
 
 
 async def one_request(engine, passages) -> dict:
-    prompt = build_prompt(QUESTION, passages, LIMITS)
+    # A distinct nonce per request: a repeated prompt would be served from the prefix cache.
+    prompt = build_prompt(QUESTION, passages, LIMITS, nonce=uuid.uuid4().hex[:16])
     started = time.perf_counter()
     first = None
     last = None
@@ -117,13 +123,17 @@ async def measure(engine_name: str) -> dict:
 
     rss = PeakRss()
     if engine_name == "llamacpp":
-        engine = engine_class("llamacpp")(model="", slots=1, n_threads=os.cpu_count())
+        engine = engine_class("llamacpp")(model="")  # served defaults: 1 slot, all cores, weights auto
+        settings = {"weights": engine.weights, "slots": engine.slots, "n_threads": engine.n_threads,
+                    "n_batch": engine.n_batch}
     else:
         from deployments.engines.models import convert_gguf_to_hf, default_gguf
 
         folder = convert_gguf_to_hf(default_gguf())  # cached; not part of the load time
         engine = engine_class("vllm")(model=str(folder), slots=4, enforce_eager=True, max_model_len=4096,
                                       dtype="bfloat16")
+        settings = {"weights": "bfloat16 (dequantized Q4_1)", "slots": 4,
+                    "VLLM_CPU_OMP_THREADS_BIND": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "")}
     started = time.perf_counter()
     await engine.start()
     load_s = time.perf_counter() - started
@@ -136,6 +146,7 @@ async def measure(engine_name: str) -> dict:
     await engine.close()
     return {
         "engine": engine_name,
+        "settings": settings,
         "load_s": load_s,
         "prompt_tokens": sequential[0]["prompt_tokens"],
         "c1": {
@@ -171,10 +182,12 @@ def render_markdown(report: dict) -> str:
     lines = [
         "# Engines: llama.cpp vs vLLM-CPU (SmolLM2-135M-Instruct)",
         "",
-        f"`{report['command']}` — {report['machine']}, {report['date']}.",
-        f"Prompt: {report['results'][0]['prompt_tokens']} tokens (rules + 5 corpus passages + question), "
-        f"max_tokens {MAX_TOKENS}, temperature 0. Load average at start: {report['loadavg']}.",
-        "Shared, noisy machine: read the numbers as orders of magnitude.",
+        f"`{report['command']}` — {report['machine']}, CPU flags: {report['cpu_flags']}; "
+        f"{report['date']}, commit {report['commit']}.",
+        f"Prompt: {report['results'][0]['prompt_tokens']} tokens (rules + 5 corpus passages + question, "
+        f"a distinct fence nonce per request), max_tokens {MAX_TOKENS}, temperature 0. "
+        f"Load average (1, 5, 15 min) at start: {report['loadavg']}; at end: {report.get('loadavg_end', '?')}.",
+        "Shared, noisy machine: compare the rows (measured back to back), not absolute figures across runs.",
         "",
         "| engine | load s | 1 concurrent: TTFT s | decode tok/s | answer s | 4 concurrent: mean / max TTFT s | wall s | aggregate tok/s | peak RSS GiB |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -186,10 +199,49 @@ def render_markdown(report: dict) -> str:
             f"| {c4['ttft_mean_s']:.1f} / {c4['ttft_max_s']:.1f} | {c4['wall_s']:.1f} | {c4['aggregate_tok_s']:.1f} "
             f"| {r['peak_rss_gib']:.2f} |"
         )
+    lines += ["", "Settings (as served):", ""]
+    for r in report["results"]:
+        lines.append(f"- {r['engine']}: " + ", ".join(f"{k} {v}" for k, v in r.get("settings", {}).items()))
     lines += ["", "Completion tokens per request (1 concurrent / 4 concurrent):", ""]
     for r in report["results"]:
         lines.append(f"- {r['engine']}: {r['c1']['completion_tokens']} / {r['c4']['completion_tokens']}")
+    lines += targets(report["results"])
     return "\n".join(lines) + "\n"
+
+
+def targets(results: list[dict]) -> list[str]:
+    """Issue 12 item 3: llama.cpp TTFT <= vLLM-CPU's, 4-concurrent aggregate >= vLLM-CPU's,
+    at <= 1/4 of its memory."""
+    by = {r["engine"]: r for r in results}
+    if not {"llamacpp", "vllm"} <= by.keys():
+        return []
+    ll, vl = by["llamacpp"], by["vllm"]
+    checks = [
+        ("TTFT, 1 concurrent", f"{ll['c1']['ttft_s']:.2f} s vs {vl['c1']['ttft_s']:.2f} s",
+         ll["c1"]["ttft_s"] <= vl["c1"]["ttft_s"]),
+        ("aggregate tok/s, 4 concurrent", f"{ll['c4']['aggregate_tok_s']:.1f} vs {vl['c4']['aggregate_tok_s']:.1f}",
+         ll["c4"]["aggregate_tok_s"] >= vl["c4"]["aggregate_tok_s"]),
+        ("peak RSS <= 1/4 of vLLM's", f"{ll['peak_rss_gib']:.2f} vs {vl['peak_rss_gib']:.2f} GiB",
+         ll["peak_rss_gib"] <= vl["peak_rss_gib"] / 4),
+    ]
+    return ["", "Targets (llama.cpp vs vLLM-CPU):", ""] + [
+        f"- {name}: {figures} — {'met' if ok else 'NOT met'}" for name, figures, ok in checks
+    ]
+
+
+def cpu_flags() -> str:
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return "unknown"
+    wanted = ("avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16")
+    return " ".join(f for f in wanted if f in flags.split())
+
+
+def git_commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                         check=False)
+    return out.stdout.strip() or "unknown"
 
 
 def main() -> None:
@@ -202,6 +254,7 @@ def main() -> None:
         return
     results = []
     loadavg = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    started_at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for name in args.engines.split(","):
         print(f"measuring {name}…", file=sys.stderr)
         out = subprocess.run([sys.executable, __file__, "--child", name], env=child_env(name),
@@ -213,8 +266,11 @@ def main() -> None:
     report = {
         "command": "python benchmarks/engines.py --engines " + args.engines,
         "machine": f"2-core x86-64 VM, 24 GiB, no GPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "cpu_flags": cpu_flags(),
+        "date": started_at,
+        "commit": git_commit(),
         "loadavg": loadavg,
+        "loadavg_end": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "results": results,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
