@@ -28,12 +28,14 @@ def passage_dict(hit: Hit) -> dict[str, Any]:
         "bm25": hit.bm25,
         "fusion": hit.fusion,
         # why it ranked beyond the three scores (docindex/ranking.py): the score hits are
-        # ordered by, the field BM25, the whole-document BM25, the document score and the query's coverage
+        # ordered by, the field BM25, the whole-document BM25, the document score, the query's
+        # coverage and the cosine with the document's centroid (score_fusion.py)
         "score": hit.score,
         "fields_bm25": hit.fields_bm25,
         "doc_bm25": hit.doc_bm25,
         "doc_score": hit.doc_score,
         "coverage": hit.coverage,
+        "doc_cosine": hit.doc_cosine,
         "chunk_id": hit.chunk_id,
         "collection": hit.collection,
         "url": hit.url,     # the citation link (docindex/links.py), None without one
