@@ -183,6 +183,7 @@ def in_process(db: Path, rounds: int) -> dict:
               "bm25_impact_ordered": snapshot.lexical.by_impact is not None,
               "search_ms": percentiles(latencies), "search_cpu_ms_mean": round(cpu_ms, 2), "searches": len(latencies),
               "stage_ms_p50": {stage: round(float(np.median(v)), 2) for stage, v in stages.items()}}
+    result["bm25_ms_p50"] = bm25_paths(index, rounds)
     for name, qs in (("synthetic", queries(RECALL_QUERIES, seed=3)), ("real_questions", embedder.embed(QUESTIONS))):
         truth = snapshot.ids[exact_top(snapshot.matrix, np.asarray(qs, dtype=np.float32), 10)]
         found = [ann.top_ids(snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, None, q, 10)
@@ -190,6 +191,31 @@ def in_process(db: Path, rounds: int) -> dict:
         result[f"recall_at_10_{name}"] = None if found[0] is None else round(recall(np.array(found), truth), 4)
     index.close()
     return result
+
+
+def bm25_paths(index: Index, rounds: int) -> dict:
+    """BM25 alone (chunk postings, CANDIDATES rows) over the questions: the whole lists walked, and
+    the heads of impact-ordered postings wherever they are read (as search does). Same results."""
+    from docindex.index import CANDIDATES
+    from docindex.textsearch import query_terms
+
+    snapshot = index._snapshot
+    assert snapshot is not None
+    out: dict[str, float] = {}
+    for name, least in (("walk", 10**15), ("as_search", None)):
+        samples = []
+        for _ in range(rounds):
+            for question in QUESTIONS:
+                terms = query_terms(question)
+                phrases = index._tokenizer.tokens(index._conn, terms)
+                t = time.perf_counter()
+                snapshot.lexical.scores(phrases, 0, len(snapshot.ids), CANDIDATES,
+                                        lambda i, terms=terms: index._phrase_scores(terms[i], snapshot),
+                                        early_stop_min=least)
+                samples.append((time.perf_counter() - t) * 1e3)
+        out[name] = round(float(np.median(samples)), 2)
+        out[f"{name}_p95"] = round(float(np.percentile(samples, 95)), 2)
+    return out
 
 
 async def mcp(db: Path, calls: int) -> dict:
@@ -285,6 +311,9 @@ def markdown(r: dict) -> str:
              f"{p['search_ms']['p50']} / {p['search_ms']['p95']} ms (CPU {p.get('search_cpu_ms_mean', '-')} ms mean) |",
              "| in-process stages, P50 ms | " + ", ".join(f"{k} {v}" for k, v in p.get("stage_ms_p50", {}).items()) + " |",
              f"| BM25 reads the heads of impact-ordered postings | {p.get('bm25_impact_ordered', '-')} |",
+             "| BM25 alone, P50 / P95 ms: whole lists walked; as search runs it | " + (
+                 "{walk} / {walk_p95}; {as_search} / {as_search_p95}".format(**p["bm25_ms_p50"])
+                 if "bm25_ms_p50" in p else "-") + " |",
              f"| dense recall@10 vs exact: synthetic queries / real questions | "
              f"{p['recall_at_10_synthetic']} / {p['recall_at_10_real_questions']} |"]
     if "mcp" in r:
