@@ -39,9 +39,11 @@ from .textsearch import index_text
 
 B = 0.75
 _TOKEN_CACHE_MAX = 8192   # query terms → tokens; cleared when full
-# A query whose single-token lists hold fewer postings than this walks them whole (~1 ms or less);
-# above, with impact-ordered postings (search files), it reads their heads (lexical_topk.py).
-EARLY_STOP_MIN_POSTINGS = 100_000
+# With impact-ordered postings (search files), a query whose single-token lists hold more postings
+# than this reads their heads (lexical_topk.py); None: every query walks them. Off: on the scale
+# benchmark's postings at ~1M rows the heads cost more than the bincount walk (P50 15.3 vs 13.5
+# CPU-ms, benchmarks/results/bm25_paths_*.md): its rare terms' whole lists are the heads to read.
+EARLY_STOP_MIN_POSTINGS: int | None = None
 _SELECT_BLOCK = 256       # rows per block when bounding the limit-th best score (select_top_of_all)
 
 
@@ -130,8 +132,8 @@ class Lexical:
         phrase, best first (equal scores: ascending chunk id); scores positive
         (FTS5's bm25() negated). `phrase_scores(i)` returns (rows, scores)
         for the multi-token phrase `phrases[i]`, from FTS5. With impact-ordered
-        postings and more than `early_stop_min` postings (default EARLY_STOP_MIN_POSTINGS)
-        only the lists' heads are read (lexical_topk.py): the same rows and scores."""
+        postings and more than `early_stop_min` postings (default EARLY_STOP_MIN_POSTINGS;
+        None: never) only the lists' heads are read (lexical_topk.py): the same rows and scores."""
         fts5: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
         def phrase(i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -139,8 +141,8 @@ class Lexical:
                 fts5[i] = phrase_scores(i)
             return fts5[i]
 
-        if limit > 0 and self.by_impact is not None:
-            least = EARLY_STOP_MIN_POSTINGS if early_stop_min is None else early_stop_min
+        least = EARLY_STOP_MIN_POSTINGS if early_stop_min is None else early_stop_min
+        if limit > 0 and self.by_impact is not None and least is not None:
             if sum(len(self.postings(p[0])[0]) for p in phrases if len(p) == 1) > least:
                 found = self._top(phrases, start, end, limit, phrase)
                 if found is not None:
