@@ -79,7 +79,7 @@ def test_the_heads_give_exactly_the_full_walks_top_k(monkeypatch) -> None:
             start, end = (0, n) if rng.random() < 0.6 else sorted(rng.choice(n + 1, size=2, replace=False))
             limit = int(rng.choice([1, 5, 50, 200]))
 
-            def phrase_scores(i, rows=phrase_rows, values=phrase_values):
+            def phrase_scores(i, rows=phrase_rows, values=phrase_values, phrases=phrases):
                 assert len(phrases[i]) > 1
                 return rows, values
 
