@@ -99,8 +99,8 @@ class Index:
 
     def search(self, query: str, k: int = 5, collection: str | None = None,
                *, mode: str = "hybrid", timings: dict[str, float] | None = None) -> list[Hit]:
-        """Top-k chunks by the fusion of dense and BM25 (self.ranking: score fusion with document
-        centroids by default, RRF with Ranking(); ranking.py).
+        """Top-k chunks by the fusion of dense and BM25 (self.ranking: RRF by default; score
+        fusion with document centroids is ranking.DOCUMENT_RANKING, an option; ranking.py).
 
         Raises EmptyQuery (empty, or only stopwords/punctuation), CollectionNotFound,
         InputError (k out of range). Returns [] when the index (or collection) has no chunks.
