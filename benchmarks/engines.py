@@ -125,7 +125,7 @@ async def measure(engine_name: str) -> dict:
     if engine_name == "llamacpp":
         engine = engine_class("llamacpp")(model="")  # served defaults: 1 slot, all cores, weights auto
         settings = {"weights": engine.weights, "slots": engine.slots, "n_threads": engine.n_threads,
-                    "n_batch": engine.n_batch}
+                    "n_batch": engine.n_batch, "flash_attn": engine.flash_attn}
     else:
         from deployments.engines.models import convert_gguf_to_hf, default_gguf
 

@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_N_CTX = 4096  # a RAG prompt (~1-2k tokens) + answer; SmolLM2 was trained on 8k
 DEFAULT_N_BATCH = 512  # prefill chunk; larger gave no speed-up on 2 cores
+# Flash attention: prefill of the ~1.4k-token prompt 1.5-5x faster with 2 threads in all 4
+# interleaved pairs on this box (benchmarks/results/llamacpp_threads_ab.json, load 4-60).
+DEFAULT_FLASH_ATTN = True
 
 
 def default_threads() -> int:
@@ -97,12 +100,13 @@ class LlamaCppEngine(Engine):
         seed: int = 0,
         repeat_penalty: float = 1.0,
         weights: str = AUTO_WEIGHTS,
+        flash_attn: bool = DEFAULT_FLASH_ATTN,
         **unknown: Any,
     ) -> None:
         if unknown:
             raise ConfigError(
                 f"unknown llamacpp engine option(s): {', '.join(sorted(unknown))}; "
-                "allowed: model, slots, n_threads, n_ctx, n_batch, seed, repeat_penalty, weights"
+                "allowed: model, slots, n_threads, n_ctx, n_batch, seed, repeat_penalty, weights, flash_attn"
             )
         if slots < 1:
             raise ConfigError(f"llamacpp slots must be >= 1, got {slots}")
@@ -118,6 +122,7 @@ class LlamaCppEngine(Engine):
         self.n_batch = n_batch
         self.seed = seed
         self.repeat_penalty = repeat_penalty
+        self.flash_attn = flash_attn
         # The weight type loaded (deployments/engines/gguf_convert.py): "auto" re-types
         # the shipped Q4_1 default for llama.cpp's fast prefill kernels, converted once on start.
         self.weights = resolve_weights(weights, default_model=(model or "").strip() in DEFAULT_ALIASES)
@@ -163,6 +168,7 @@ class LlamaCppEngine(Engine):
             n_batch=self.n_batch,
             n_threads=self.n_threads,
             n_threads_batch=self.n_threads,
+            flash_attn=self.flash_attn,
             seed=self.seed,
             verbose=False,
         )

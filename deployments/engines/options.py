@@ -28,6 +28,8 @@ class LlamaCppOptions(_Options):
     n_batch: int = Field(512, ge=8, description="Prefill micro-batch, also the granularity of a prefill abort.")
     seed: int = Field(0, description="Sampling seed (greedy decoding ignores it).")
     repeat_penalty: float = Field(1.0, ge=1.0, le=2.0, description="llama.cpp repeat penalty; 1.0 = off.")
+    flash_attn: bool = Field(True, description="llama.cpp flash attention: faster prefill on CPU "
+                                               "(benchmarks/results/llamacpp_threads_ab.json).")
     weights: Literal["auto", "original", "f16", "bf16", "q8_0", "q4_0"] = Field(
         "auto", description="Re-type the GGUF's weights once into var/models/ (auto: f16 for the shipped Q4_1 "
                             "default, which has no fast x86 kernel; a user's GGUF as is).")
