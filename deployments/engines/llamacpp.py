@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_N_CTX = 4096  # a RAG prompt (~1-2k tokens) + answer; SmolLM2 was trained on 8k
 DEFAULT_N_BATCH = 512  # prefill chunk; larger gave no speed-up on 2 cores
-# Flash attention: prefill of the ~1.4k-token prompt 1.5-5x faster with 2 threads in all 4
+# Flash attention: prefill of the ~1.4k-token prompt 1.25-5.4x faster with 2 threads in all 4
 # interleaved pairs on this box (benchmarks/results/llamacpp_threads_ab.json, load 4-60).
 DEFAULT_FLASH_ATTN = True
 
