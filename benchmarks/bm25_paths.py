@@ -29,6 +29,7 @@ from docindex import lexical, lexical_topk  # noqa: E402
 from docindex.embedder import MODEL_NAME  # noqa: E402
 from docindex.index import CANDIDATES, Index  # noqa: E402
 from docindex.textsearch import query_terms  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 
 NEVER, ALWAYS = 10**15, 0
 
@@ -95,7 +96,7 @@ def main() -> None:
                 results.append(run(p))
                 cpu[name].append((time.thread_time() - t) * 1e3)
             same &= all(np.array_equal(r[0], results[0][0]) and np.array_equal(r[1], results[0][1]) for r in results)
-    summary = {name: {"p50": round(float(np.median(v)), 2), "p95": round(float(np.percentile(v, 95)), 2),
+    summary = {name: {"p50": round(float(percentile(v, 50) or 0.0), 2), "p95": round(float(percentile(v, 95) or 0.0), 2),
                       "mean": round(float(np.mean(v)), 2)} for name, v in cpu.items()}
     result = {"machine": info, "db": str(args.db), "copies": args.copies, "rows": len(big.norm),
               "postings": len(big.rows), "questions": len(phrases), "rounds": args.rounds,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.llamacpp_prefill import prompt_tokens  # noqa: E402
 from deployments.engines.gguf_convert import convert_gguf  # noqa: E402
 from deployments.engines.models import default_gguf  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 
 SETTINGS = {
     "n_batch 512 n_ubatch 512, 2 threads": {"n_batch": 512, "n_ubatch": 512, "threads": 2},
@@ -73,8 +73,8 @@ def main() -> None:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit,
         "loadavg_start": load_start, "loadavg_end": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "prompt_tokens": len(tokens),
-        "rows": {name: {"tok_s_median": statistics.median(r["tok_s"] for r in rs),
-                        "tok_cpu_s_median": statistics.median(r["tok_cpu_s"] for r in rs), "runs": rs}
+        "rows": {name: {"tok_s_median": percentile((r["tok_s"] for r in rs), 50),
+                        "tok_cpu_s_median": percentile((r["tok_cpu_s"] for r in rs), 50), "runs": rs}
                  for name, rs in runs.items()},
     }
     out = ROOT / "benchmarks" / "results" / "llamacpp_threads_ab.json"

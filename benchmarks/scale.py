@@ -48,6 +48,7 @@ from docindex import ann, ann_build, ann_sidecar, lexical_topk, store  # noqa: E
 from docindex.embedder import MODEL_DIM, MODEL_NAME  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.ingest import ingest  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 
 K = 5
 RECALL_QUERIES = 200
@@ -182,7 +183,7 @@ def in_process(db: Path, rounds: int) -> dict:
               "index_rss_mb": opened_mb, "uses_ann": sorted(snapshot.anns),
               "bm25_impact_ordered": snapshot.lexical.by_impact is not None,
               "search_ms": percentiles(latencies), "search_cpu_ms_mean": round(cpu_ms, 2), "searches": len(latencies),
-              "stage_ms_p50": {stage: round(float(np.median(v)), 2) for stage, v in stages.items()}}
+              "stage_ms_p50": {stage: round(float(percentile(v, 50) or 0.0), 2) for stage, v in stages.items()}}
     result["bm25_ms_p50"] = bm25_paths(index, rounds)
     for name, qs in (("synthetic", queries(RECALL_QUERIES, seed=3)), ("real_questions", embedder.embed(QUESTIONS))):
         truth = snapshot.ids[exact_top(snapshot.matrix, np.asarray(qs, dtype=np.float32), 10)]
@@ -213,8 +214,8 @@ def bm25_paths(index: Index, rounds: int) -> dict:
                                         lambda i, terms=terms: index._phrase_scores(terms[i], snapshot),
                                         early_stop_min=least)
                 samples.append((time.perf_counter() - t) * 1e3)
-        out[name] = round(float(np.median(samples)), 2)
-        out[f"{name}_p95"] = round(float(np.percentile(samples, 95)), 2)
+        out[name] = round(float(percentile(samples, 50) or 0.0), 2)
+        out[f"{name}_p95"] = round(float(percentile(samples, 95) or 0.0), 2)
     return out
 
 
