@@ -30,12 +30,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .lexical import Lexical
+
+class Postings(Protocol):
+    """What this module reads of lexical.Lexical (a protocol, so the two modules do not import each other)."""
+
+    @property
+    def term_index(self) -> dict[str, int]: ...
+    @property
+    def offsets(self) -> np.ndarray: ...
+    @property
+    def rows(self) -> np.ndarray: ...
+    @property
+    def tf(self) -> np.ndarray: ...
+    @property
+    def norm(self) -> np.ndarray: ...
+    @property
+    def n_docs(self) -> int: ...
+    @property
+    def by_impact(self) -> np.ndarray | None: ...
 
 K1 = 1.2
 IDF_FLOOR = 1e-6          # FTS5 clamps a non-positive idf to this
@@ -112,7 +128,7 @@ class _List:
         return rows
 
 
-def token_list(lex: "Lexical", token: str, start: int, end: int) -> _List | None:
+def token_list(lex: Postings, token: str, start: int, end: int) -> _List | None:
     """The impact-ordered list of a single-token phrase (None: the token has no postings)."""
     assert lex.by_impact is not None
     t = lex.term_index.get(token)
@@ -223,7 +239,7 @@ def exact_scores(lists: list[_List], rows: np.ndarray) -> np.ndarray:
     return scores
 
 
-def impact_order(lex: "Lexical") -> np.ndarray:
+def impact_order(lex: Postings) -> np.ndarray:
     """Per term, its postings' positions (from the term's first) by impact, descending (ties: position).
     int32: a term has fewer than 2^31 postings. Written with the search files (ann_sidecar.py)."""
     out = np.zeros(len(lex.rows), dtype=np.int32)
