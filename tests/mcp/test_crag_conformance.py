@@ -11,6 +11,7 @@ extra capability keys may differ), so tests against it test against crag-mcp.
 from __future__ import annotations
 
 import json
+import os
 import re
 import selectors
 import subprocess
@@ -46,6 +47,7 @@ def exchange(db: Path | None, inbound: list[str], expected_ids: set, timeout: fl
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO,
     )
     responses: dict[Any, dict] = {}
+    pending = bytearray()       # read from the pipe, not yet split into lines
     selector = selectors.DefaultSelector()
     try:
         selector.register(server.stdout, selectors.EVENT_READ)
@@ -57,16 +59,27 @@ def exchange(db: Path | None, inbound: list[str], expected_ids: set, timeout: fl
             server.stdin.flush()
 
         def collect(wanted: set) -> None:
+            # The pipe is read with os.read, never server.stdout.readline(): a buffered
+            # readline takes every response that has arrived and returns one, and the
+            # selector, which sees only the pipe, then waits for the rest forever. Two
+            # responses arriving together (on a loaded box) were reported as "no answer".
             while set(responses) < wanted:
+                while b"\n" in pending and set(responses) < wanted:
+                    end = pending.index(b"\n")
+                    line = bytes(pending[:end])
+                    del pending[:end + 1]
+                    message = json.loads(line)  # stdout carries protocol only: every line is JSON-RPC
+                    assert message.get("jsonrpc") == "2.0"
+                    if "id" in message:
+                        responses[message["id"]] = message
+                if set(responses) >= wanted:
+                    break
                 assert time.monotonic() < deadline, f"no answer for ids {wanted - set(responses)}"
                 if not selector.select(timeout=1):
                     continue
-                line = server.stdout.readline()
-                assert line, "server closed stdout early"
-                message = json.loads(line)  # stdout carries protocol only: every line is JSON-RPC
-                assert message.get("jsonrpc") == "2.0"
-                if "id" in message:
-                    responses[message["id"]] = message
+                chunk = os.read(server.stdout.fileno(), 1 << 16)
+                assert chunk, "server closed stdout early"
+                pending.extend(chunk)
 
         # As a real client does: the initialize request, its answer, then the rest. Sent
         # all at once, a request could reach the session before it was initialized, and
