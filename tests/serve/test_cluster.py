@@ -97,10 +97,24 @@ def test_client_disconnect_aborts_the_engine_request(serve_cluster: Cluster) -> 
     assert trace_id in serve_cluster.aborted()
 
 
-def test_killed_index_server_does_not_lose_the_next_answer(serve_cluster: Cluster) -> None:
+def test_killed_index_server_loses_only_answers_asked_while_it_is_down(serve_cluster: Cluster) -> None:
+    """The rule docs/reliability.md states for killed index servers: an answer asked
+    while the index is down waits on the restart and is answered, or, when the
+    restart outlasts the call timeout (10 s as shipped), is a 502 at the retrieval
+    stage saying the index server is down; none asked after the first answer that
+    completes is lost. Order-based: on an idle box the first answer completes; beside
+    two other `make test` runs a restart once took longer than 10 s (a fresh clone,
+    2026-12-01), and asserting that first answer made the suite flaky."""
     victims = pids_with(serve_cluster.mcp_tag)
     assert victims
     for pid in victims:
         os.kill(pid, signal.SIGKILL)
-    response = ask(serve_cluster, query="?stream=false")
-    assert response.status_code == 200 and response.json()["success"] is True, response.text
+    hang_guard = time.monotonic() + 180
+    while (response := ask(serve_cluster, query="?stream=false")).status_code != 200:
+        error = response.json()["error"]
+        assert response.status_code == 502 and error["stage"] == "retrieval", response.text
+        assert "index server is down" in error["message"], response.text
+        assert time.monotonic() < hang_guard, "the pool did not heal"
+    assert response.json()["success"] is True, response.text
+    after = ask(serve_cluster, query="?stream=false")
+    assert after.status_code == 200 and after.json()["success"] is True, after.text
