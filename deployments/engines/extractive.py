@@ -45,28 +45,21 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 
 import numpy as np
 
-from deployments.citations import content_words, split_sentences
+from deployments.citations import content_words
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
-from deployments.sentences import Unit, unit_sentence_spans, units
+from docindex import quotable
+from docindex.quotable import Candidate, clean_sentence
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
-_MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
-_CODE_SPAN = re.compile(r"`[^`\n]+`")
-_CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
-_FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the prompt's fences
-_PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
-_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
-_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+__all__ = ["Candidate", "ExtractiveEngine", "candidates", "clean_sentence"]
+
 _WORD = re.compile(r"\w+")
-
 
 VECTOR_CACHE = 8192
 """Sentence vectors kept across requests (384 float32 each: ~12 MB)."""
@@ -75,119 +68,9 @@ EMBED_TOP = 12
 after retrieval whatever the passages' length."""
 
 
-@dataclass(frozen=True)
-class Candidate:
-    n: int              # passage number (1-based)
-    start: int          # offset in the passage text: document order
-    text: str           # cleaned, without its final punctuation
-
-
-def clean_sentence(raw: str) -> str:
-    """Markdown scaffolding off a sentence: links to their text, list/heading
-    markers, emphasis, stray brackets; its final punctuation removed."""
-    text = _LINK.sub(r"\1", _CHECKBOX.sub("", raw))
-    text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
-    text = _MARKER_LIKE.sub("", text)                                                      # a footnote's [1] is not
-    text = _LEAD.sub("", text)
-    text = _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
-    text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
-                          text.replace("[", "(").replace("]", ")"))
-    text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
-    return text.rstrip(".!?:;, ")
-
-
-def _row_text(raw: str) -> str:
-    cells = [c.strip() for c in raw.strip().strip("|").split("|")]
-    return "" if all(re.fullmatch(r":?-{2,}:?", c) or not c for c in cells) else " — ".join(c for c in cells if c)
-
-
-def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int = 80,
-               max_items: int = 8) -> list[Candidate]:
-    """Sentences worth quoting: prose, list items and table rows (never code or
-    headings), of a readable length. A sentence that introduces a list ("…
-    four tools:") carries the list's items with it. A passage's first sentence
-    that starts in lower case is the tail of a sentence cut by chunking: skipped."""
-    found: list[Candidate] = []
-    for n, passage in enumerate(passages, start=1):
-        text = passage.text
-        blocks = units(text)
-        for b, unit in enumerate(blocks):
-            if unit.kind in ("code", "heading"):
-                continue
-            if unit.kind == "row":
-                spans = [(unit.start, unit.end)]
-                if b == 0 or blocks[b - 1].kind != "row":       # a table also answers whole:
-                    rows = _listed(text, blocks[b:], "row", max_items + 1)   # "kind — use: set — …; regex — …"
-                    if len(rows) > 2:
-                        table = clean_sentence(f"{rows[0]}: {'; '.join(rows[1:])}")
-                        if min_words <= len(table.split()) <= max_words:
-                            found.append(Candidate(n, unit.start, table))
-            else:
-                spans = unit_sentence_spans(text, unit)
-            term = _term(text, blocks, b) if unit.kind == "prose" else ""
-            for start, end in spans:
-                raw = text[start:end]
-                if start == blocks[0].start and _PLAIN_WORD.match(raw):
-                    continue
-                if raw.rstrip(" *_`\"')").endswith("?"):
-                    continue                                    # a question answers nothing
-                sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
-                if raw.rstrip().endswith(":") and end == unit.end:
-                    following = [u for u in blocks[b + 1:] if u.kind != "code"]
-                    kind = following[0].kind if following else "item"
-                    items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
-                    if items:
-                        sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
-                sentence = _first_sentence(sentence)
-                words = len(sentence.split())
-                if min_words <= words <= max_words:
-                    if term and start == spans[0][0] and term.lower() not in sentence.lower():
-                        sentence = f"{term}: {sentence}"        # "random.choice(seq): Return a random element …"
-                    found.append(Candidate(n, start, sentence))
-    return found
-
-
-TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
-_SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
-
-
-def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
-    """The term a paragraph defines, when the line before it is one: a short
-    one-line paragraph that is not a sentence itself (an API reference's
-    `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word). Its
-    first sentence is quoted with it: the description alone ("Recursive
-    directory creation function") does not name what to use."""
-    if b == 0 or blocks[b - 1].kind != "prose":
-        return ""
-    raw = text[blocks[b - 1].start:blocks[b - 1].end].replace("\u00b6", "").strip()
-    ends = raw.rstrip(")]\"'*_`")[-1:]
-    if "\n" in raw or "://" in raw or "\u2192" in raw or _SECTION_NUMBER.match(raw) or ends in (".", "!", "?", ":"):
-        return ""                   # a sentence, a lead-in, a link, an example (→) or a numbered title
-    term = clean_sentence(raw)
-    if len(term.split()) > TERM_MAX_WORDS or len(term) > TERM_MAX_CHARS or not re.search(r"[^\W\d]", term):
-        return ""
-    return term
-
-
-def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[str]:
-    """The first sentences of the run of `kind` units (items, or a table's rows)
-    that `blocks` starts with: what a sentence ending in ':' introduces."""
-    out: list[str] = []
-    for u in blocks:
-        if u.kind != kind or len(out) >= limit:
-            break
-        raw = text[u.start:u.end]
-        line = _first_sentence(clean_sentence(_row_text(raw) if kind == "row" else raw))
-        if line:
-            out.append(line)
-    return out
-
-
-def _first_sentence(text: str) -> str:
-    """Only the first sentence, as the CitationChecker splits them: a marker
-    closes one sentence, so a second one inside a candidate would be uncited."""
-    first = split_sentences(text + ".")[0] if text else ""
-    return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")
+def candidates(passages: Sequence[Passage]) -> list[Candidate]:
+    """The passages' quotable sentences (docindex/quotable.py), numbered as cited."""
+    return quotable.candidates([p.text for p in passages])
 
 
 def _stems(words: set[str]) -> set[str]:
