@@ -177,9 +177,12 @@ class ExtractiveEngine(Engine):
         rank = np.array([1 - (c.n - 1) / max(k, 1) for c in found], dtype=np.float32)
         return lexical, rank
 
-    def cosines(self, question: str, found: Sequence[Candidate], cheap: np.ndarray) -> np.ndarray:
+    def cosines(self, question: str, found: Sequence[Candidate], cheap: np.ndarray,
+                stored: Sequence[np.ndarray | None] = ()) -> np.ndarray:
         """Each candidate's cosine to the question: static vectors for all, or
-        MiniLM for the EMBED_TOP best by `cheap` (its cost bounds the time)."""
+        MiniLM for the EMBED_TOP best by `cheap` (its cost bounds the time).
+        `stored`: each candidate's MiniLM vector as ingest stored it, or None;
+        only the question and the sentences without one are embedded here."""
         cosine = np.zeros(len(found), dtype=np.float32)
         if self.cosine_weight <= 0:
             return cosine
@@ -187,9 +190,16 @@ class ExtractiveEngine(Engine):
             vectors = self._static.embed([question, *(c.text for c in found)])
             return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0).astype(np.float32)
         if self._embedder is not None:
-            top = np.argsort(-cheap, kind="stable")[:EMBED_TOP]
-            vectors = self._embed([question, *(found[i].text for i in top)])
-            cosine[top] = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+            top = [int(i) for i in np.argsort(-cheap, kind="stable")[:EMBED_TOP]]
+            known: dict[int, np.ndarray] = {}
+            for i in top:
+                vector = stored[i] if i < len(stored) else None
+                if vector is not None:
+                    known[i] = vector
+            missing = [i for i in top if i not in known]
+            vectors = self._embed([question, *(found[i].text for i in missing)])
+            known.update(zip(missing, vectors[1:]))
+            cosine[top] = np.clip(np.stack([known[i] for i in top]) @ vectors[0], 0.0, 1.0)
         return cosine
 
     def combine(self, cosine: np.ndarray | float, lexical: np.ndarray | float, rank: np.ndarray | float) -> Any:
@@ -198,23 +208,34 @@ class ExtractiveEngine(Engine):
     def scores(self, question: str, found: Sequence[Candidate], k: int,
                headings: Sequence[str] = ()) -> np.ndarray:
         """Each candidate's score (module docstring)."""
-        return self._scored(question, found, k, headings)[0]
+        return self._scored(question, found, k, headings, ())[0]
 
-    def _scored(self, question: str, found: Sequence[Candidate], k: int,
-                headings: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _scored(self, question: str, found: Sequence[Candidate], k: int, headings: Sequence[str],
+                stored: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The scores, with the term-overlap and rank parts they were made of."""
         lexical, rank = self.parts(question, found, k, headings)
-        cosine = self.cosines(question, found, lexical + self.rank_bonus * rank)
+        cosine = self.cosines(question, found, lexical + self.rank_bonus * rank, stored)
         return self.combine(cosine, lexical, rank), lexical, rank
 
-    def floor_score(self, question: str, best: Candidate, lexical: float, rank: float, score: float) -> float:
+    def stored_vectors(self, passages: Sequence[Passage], found: Sequence[Candidate]) -> list[np.ndarray | None]:
+        """Each candidate's vector as ingest stored it (Passage.quote_vectors), or None."""
+        if self._embedder is None or not any(p.quote_vectors for p in passages):
+            return [None] * len(found)
+        dim = int(self._embedder.dim)
+        tables = [quotable.unpack(p.quote_vectors, dim) if p.quote_vectors else {} for p in passages]
+        return quotable.lookup(tables, found)
+
+    def floor_score(self, question: str, best: Candidate, lexical: float, rank: float, score: float,
+                    stored: np.ndarray | None = None) -> float:
         """The best sentence's score on MiniLM's scale, the one `min_score` was
         calibrated on: with static vectors, that one sentence is embedded again
-        (its term-overlap and rank parts are those it was ranked with)."""
+        (its term-overlap and rank parts are those it was ranked with), unless
+        ingest stored its vector."""
         if self._static is None or self._embedder is None or self.cosine_weight <= 0:
             return score
-        vectors = self._embed([question, best.text])
-        cosine = float(np.clip(vectors[1] @ vectors[0], 0.0, 1.0))
+        vectors = self._embed([question] if stored is not None else [question, best.text])
+        sentence = stored if stored is not None else vectors[1]
+        cosine = float(np.clip(sentence @ vectors[0], 0.0, 1.0))
         return float(self.combine(cosine, lexical, rank))
 
     def choose(self, question: str, passages: Sequence[Passage], max_tokens: int) -> list[Candidate]:
@@ -222,12 +243,14 @@ class ExtractiveEngine(Engine):
         if not found:
             return []
         headings = [" ".join([p.title, p.anchor.replace("-", " ")]) for p in passages]
-        scores, lexical, rank = self._scored(question, found, len(passages), headings)
+        stored = self.stored_vectors(passages, found)
+        scores, lexical, rank = self._scored(question, found, len(passages), headings, stored)
         order = np.argsort(-scores, kind="stable")
         top = int(order[0])
         best = float(scores[top])
         first = found[top]
-        if self.floor_score(question, first, float(lexical[top]), float(rank[top]), best) < self.min_score:
+        if self.floor_score(question, first, float(lexical[top]), float(rank[top]), best, stored[top]) \
+                < self.min_score:
             return []
         chosen = [first]                                    # the best leads, whatever its length
         budget = max_tokens - _cost(first)
