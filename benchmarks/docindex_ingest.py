@@ -5,7 +5,9 @@
     .venv/bin/python benchmarks/docindex_ingest.py --noop-only   # → results/docindex_ingest_noop.*
 
 1. cmcp (corpora/cmcp, 35 files): a fresh ingest with the default
-   embedder (chunks/s), then a no-op re-ingest.
+   embedder (chunks/s), then a no-op re-ingest; then the same fresh ingest
+   with --no-quote-vectors (chunks only: what the quotable sentences'
+   vectors cost, docindex/quotable.py).
 2. A larger real corpus assembled from documentation found on this machine:
    every Markdown file under site-packages, pyenv, /usr/share/doc,
    /usr/lib/node_modules and the Cloud SDK, topped up with awscli's
@@ -61,9 +63,9 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(paths: list[Path], db: Path, collection: str) -> dict:
+def measure(paths: list[Path], db: Path, collection: str, quote_vectors: bool = True) -> dict:
     cpu = cpu_seconds()
-    first = ingest(paths, db, collection)
+    first = ingest(paths, db, collection, quote_vectors=quote_vectors)
     cpu = cpu_seconds() - cpu
     noop = ingest(paths, db, collection)
     return {
@@ -73,6 +75,7 @@ def measure(paths: list[Path], db: Path, collection: str) -> dict:
         # times the cores is what an otherwise idle machine could reach at best.
         "cpu_s": round(cpu, 1), "chunks_per_cpu_s": round(first.chunks / cpu, 1),
         "noop_reingest_s": round(noop.seconds, 3), "noop_unchanged": noop.unchanged,
+        "db_mb": round(sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 1e6, 1),
     }
 
 
@@ -128,6 +131,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="docindex-bench-") as tmp:
         tmp_path = Path(tmp)
         result["cmcp"] = measure([CORPORA / "cmcp"], tmp_path / "cmcp.db", "cmcp")
+        result["cmcp_no_quote_vectors"] = measure([CORPORA / "cmcp"], tmp_path / "bare.db", "cmcp",
+                                                  quote_vectors=False)
         if not args.quick:
             corpus = tmp_path / "machine-docs"
             corpus.mkdir()
@@ -145,14 +150,15 @@ def main() -> None:
         "# docindex ingest benchmark", "",
         f"`{result['command']}` on a {m['machine']}, Python {m['python']}, {m['date']}; "
         f"1-minute load average at start {m['load_avg_1m_at_start']} (other jobs shared the 2 cores).", "",
-        "| corpus | files | chunks | ingest s | chunks/s | CPU s | chunks per CPU-s | no-op re-ingest s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| corpus | files | chunks | ingest s | chunks/s | CPU s | chunks per CPU-s | no-op re-ingest s | file MB |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name in ("cmcp", "machine_corpus"):
+    for name in ("cmcp", "cmcp_no_quote_vectors", "machine_corpus"):
         if name in result:
             r = result[name]
             lines.append(f"| {name} | {r['files']} | {r['chunks']} | {r['ingest_s']} | {r['chunks_per_s']} | "
-                         f"{r.get('cpu_s', '–')} | {r.get('chunks_per_cpu_s', '–')} | {r['noop_reingest_s']} |")
+                         f"{r.get('cpu_s', '–')} | {r.get('chunks_per_cpu_s', '–')} | {r['noop_reingest_s']} | "
+                         f"{r.get('db_mb', '–')} |")
     if "machine_corpus" in result:
         r = result["machine_corpus"]
         lines += ["", f"machine corpus: {r['markdown']} Markdown + {r['rst_as_text']} reStructuredText (as text) "

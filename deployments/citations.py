@@ -5,7 +5,7 @@ Cheap and deterministic on purpose (no second model): a sentence is
 cites. This catches uncited claims, citations of the wrong source and
 numbers that name no source; it does not judge paraphrase or negation.
 
-What a citation is: `CITATION_PATTERN`, `[n]`, `[n, m]`, with optional
+What a citation is: `CITATION_PATTERN` (docindex/sentences.py), `[n]`, `[n, m]`, with optional
 spaces inside the brackets (`[ 9 ]`). The web page uses the same pattern
 (tests/web/test_citation_pattern.py), so what the page renders as a citation
 is what the checker counts.
@@ -30,22 +30,13 @@ from typing import Sequence
 from ray import serve
 
 from deployments.passage import Passage
-from deployments.sentences import sentence_spans
+from docindex.sentences import CITATION_PATTERN, sentence_spans, split_sentences
 from deployments.prompt import REFUSAL_SENTENCE
 from deployments import tracing
 
 SPAN = "citations.check"
 
-CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
 _CITATION = re.compile(CITATION_PATTERN)
-# A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
-# What follows a full stop in lower case or as an en or em dash continues the sentence,
-# unless a citation closed it ("… [1]. fs_read …"). The page (static/index.html,
-# splitSentences) applies the same rule.
-_CONTINUES = re.compile(r"[a-z\u2013\u2014]")
-_CITED_END = re.compile(r"\]\s*[.!?]+$")
-_LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Words that carry no claim: ignored when measuring support.
 _STOPWORDS = frozenset(
@@ -90,26 +81,6 @@ def _normalize(text: str) -> str:
 def is_refusal(answer: str) -> bool:
     """The model used the fixed refusal sentence (anywhere, case/quote-insensitive)."""
     return _normalize(REFUSAL_SENTENCE) in _normalize(answer)
-
-
-def split_sentences(answer: str) -> list[str]:
-    """Sentences, with a citation that follows the full stop ("... end. [2]") kept
-    on the sentence it closes."""
-    parts: list[str] = []
-    for part in _SENTENCE_END.split(answer.strip()):
-        if parts and _CONTINUES.match(part) and not _CITED_END.search(parts[-1]):
-            parts[-1] += " " + part          # "e.g. the …", "TLS?" — no …": not a sentence end
-        elif part.strip():
-            parts.append(part)
-    sentences: list[str] = []
-    for part in parts:
-        lead = _LEADING_CITATIONS.match(part)
-        if lead and sentences:
-            sentences[-1] += " " + lead.group(0).strip()
-            part = part[lead.end():]
-        if part.strip():
-            sentences.append(part.strip())
-    return sentences
 
 
 def cited_numbers(text: str) -> list[int]:

@@ -7,7 +7,7 @@ Serve handles.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,11 @@ class Passage:
     collection: str = ""
     coverage: float | None = None   # idf-weighted share of the question's words in the passage; None: not sent
     url: str | None = None          # citation link (docindex --base-url or front matter); None: none sent
+    # The chunk's quotable sentences' vectors as the index stored them (docindex/quotable.py:
+    # pack), for the extractive engine; None: not sent. Never shown to a client.
+    quote_vectors: bytes | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d.pop("quote_vectors")
+        return d

@@ -11,9 +11,19 @@ collections, so a request naming one is `UnknownCollection` (HTTP 422), and
 its health comes from `crag_stats` or a `crag_search` probe. Arguments the
 server rejects are the request's fault: `InvalidRequest` (HTTP 422) with the
 server's reason, never a 502.
+
+With `quotes`, a search also asks docindex's `quote_vectors` for the vectors
+ingest stored for the passages' quotable sentences (docindex/quotable.py), so
+the extractive engine scores them without running the model. They are an
+optimization: a server without the tool, a chunk without vectors, another
+embedding model or a failed call leaves `Passage.quote_vectors` None, and the
+engine embeds those sentences itself.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import dataclasses
 import logging
 from typing import Any
 
@@ -26,12 +36,13 @@ from deployments.mcp_results import argument_error, crag_stats_chunks, error_tex
 from deployments.passage import Passage
 from deployments.logs import use_serve_logging
 from deployments import tracing
+from docindex.embedder import MODEL_NAME
 
 log = logging.getLogger("askdocs.retriever")
 
 
 async def search(pool: McpPool, question: str, k: int, collection: str | None,
-                 trace: dict[str, str] | None = None) -> list[Passage]:
+                 trace: dict[str, str] | None = None, quotes: bool = False) -> list[Passage]:
     """`crag_search` without a collection (the portable contract), docindex's
     `search` with one (crag_search has no collection argument). `trace` is the
     caller's span carrier (deployments.tracing.inject): the MCP call's span hangs
@@ -54,7 +65,34 @@ async def search(pool: McpPool, question: str, k: int, collection: str | None,
             log.info("the index refused the arguments of %s: %s", tool, message[:200])
             raise rejected
         raise RetrievalError(f"the index rejected the search: {message[:200]}")
-    return parse_search_result(result)
+    passages = parse_search_result(result)
+    return await with_quote_vectors(pool, passages, trace) if quotes else passages
+
+
+async def with_quote_vectors(pool: McpPool, passages: list[Passage],
+                             trace: dict[str, str] | None = None) -> list[Passage]:
+    """`passages` with the quote vectors the index stored for them, where it has any
+    (module docstring); any failure here costs only speed, so it is logged, not raised."""
+    ids = sorted({p.chunk_id for p in passages if isinstance(p.chunk_id, int) and p.chunk_id > 0})
+    if not ids or not pool.offers("quote_vectors"):
+        return passages
+    try:
+        with tracing.replica_span("tools/call quote_vectors", trace, **{"mcp.method.name": "tools/call"}):
+            result = await pool.call("quote_vectors", {"chunk_ids": ids})
+    except RetrievalError as e:
+        log.warning("no quote vectors for this answer (the engine embeds its sentences): %s", e)
+        return passages
+    payload = getattr(result, "structured_content", None) or {}
+    if getattr(result, "is_error", False) or payload.get("model") != MODEL_NAME:
+        return passages                 # another model's vectors would not compare with the engine's
+    blobs: dict[int, bytes] = {}
+    for key, value in (payload.get("vectors") or {}).items():
+        try:
+            blobs[int(key)] = base64.b64decode(value, validate=True)
+        except (ValueError, TypeError, binascii.Error):
+            continue
+    return [dataclasses.replace(p, quote_vectors=blobs.get(p.chunk_id)) if p.chunk_id in blobs else p
+            for p in passages]
 
 
 async def _collection_missing(pool: McpPool, collection: str) -> bool:
@@ -97,8 +135,9 @@ class Retriever:
     """Thin deployment: owns one `McpPool`."""
 
     async def __init__(self, command: list[str], pool_size: int, call_timeout_s: float,
-                       start_timeout_s: float, otel_endpoint: str | None = None) -> None:
+                       start_timeout_s: float, otel_endpoint: str | None = None, quotes: bool = False) -> None:
         use_serve_logging()
+        self.quotes = quotes        # fetch stored quote vectors with each search (the extractive engine's)
         tracing.setup_tracing("askdocs-retriever", otel_endpoint)
         self.pool = McpPool(command, size=pool_size, call_timeout_s=call_timeout_s,
                             start_timeout_s=start_timeout_s)
@@ -113,7 +152,7 @@ class Retriever:
         """Passages; a client's mistake (422) comes back as the error value, not
         raised, so Serve does not log it as this replica failing (ERROR + traceback)."""
         try:
-            return await search(self.pool, question, k, collection, trace)
+            return await search(self.pool, question, k, collection, trace, quotes=self.quotes)
         except InvalidRequest as e:
             return e
 

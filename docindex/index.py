@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from .minilm import default_embedder
 from .ranking import DEFAULT_RANKING, Ranking, fuse_documents, rank, rrf
 from .snapshot import Snapshot
 from .textsearch import cjk_share, match_expression, query_terms
-from .types import CollectionInfo, DocumentInfo, Hit
+from .types import CollectionInfo, DocumentInfo, Hit, StoredQuotes
 
 RRF_K = DEFAULT_RANKING.rrf_k   # the RRF constant; all ranking knobs are in ranking.py
 CANDIDATES = 50          # per retriever, before fusion
@@ -307,6 +307,13 @@ class Index:
             rows = browse.collection_chunks(self._conn, collection)
             base_url = store.read_base_url(self._conn, collection)
         yield from browse.chunk_dicts(rows, base_url)
+
+    def quote_vectors(self, chunk_ids: Sequence[int]) -> StoredQuotes:
+        """The stored quote vectors (docindex/quotable.py) of those of `chunk_ids` that have them."""
+        with self._lock, self._read_transaction():
+            meta = self._read_meta()
+            dim = int(meta["embed_dim"]) if "embed_dim" in meta else None
+            return StoredQuotes(meta.get("embed_model"), dim, store.read_quote_vectors(self._conn, chunk_ids))
 
     def content_hash(self, collection: str) -> str:
         """SHA-256 over the (source, sha256) pairs of a collection's documents, in source order."""

@@ -52,11 +52,14 @@ _WORKER_ENV = ("DOCINDEX_CACHE_DIR", "DOCINDEX_REQUANTIZE", "XDG_CACHE_HOME")
 def ingest_with_ray(paths: list[Path], db: Path, collection: str, *, address: str | None = None,
                     workers: int | None = None, force: bool = False, progress: bool = False,
                     follow_external_links: bool = False,
-                    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, base_url: str | None = None) -> IngestReport:
+                    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, base_url: str | None = None,
+                    quote_vectors: bool = True) -> IngestReport:
     """ingest() with its per-file work done on Ray. `address`: None or "auto" (RAY_ADDRESS,
     else the cluster `ray start` left on this machine, else a new local one), "local" (a new
     local Ray for this run), "HOST:PORT" or "ray://HOST:PORT".
     `workers`: actors reading and embedding at once (default: the cluster's CPUs).
+    `quote_vectors`: the chunks' quotable sentences are embedded by this (the writing)
+    process, not by the actors (KNOWN_LIMITATIONS.md); --no-quote-vectors skips them.
 
     Everything that can fail fast does so before the index is opened: the extra, the
     paths, the address. Raises InputError / IngestError / StoreError like ingest()."""
@@ -68,7 +71,7 @@ def ingest_with_ray(paths: list[Path], db: Path, collection: str, *, address: st
         prepare = _RayPrepare(workers)
         return ingest(paths, db, collection, force=force, progress=progress,
                       follow_external_links=follow_external_links, max_file_bytes=max_file_bytes,
-                      prepare=prepare, base_url=base_url)
+                      prepare=prepare, base_url=base_url, quote_vectors=quote_vectors)
 
 
 def _require_ray_data() -> None:

@@ -8,6 +8,9 @@ committed index while an ingest writes the next one in a single transaction.
     documents  one row per (collection, source): sha256, size, mtime_ns, title, metadata
     chunks     heading path, anchor, ordinal, text; FTS rowid = chunk id
     vectors    chunk id → float32 embedding (unit length)
+    quote_vectors  chunk id → its quotable sentences' vectors, one blob (quotable.pack); added
+               after schema 1 shipped, so an older file gains the table with the first chunks
+               an ingest writes, and a reader treats a missing table or row as "none stored"
     chunks_fts FTS5 over heading path + text, CJK pre-segmented (see textsearch.py)
 """
 from __future__ import annotations
@@ -17,7 +20,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -28,6 +31,8 @@ SCHEMA_VERSION = 1
 # FTS5's tokenizer for chunk text; docindex/lexical.py tokenizes queries with the same one.
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 BUSY_TIMEOUT_S = 30.0
+
+QUOTE_TABLE = "CREATE TABLE IF NOT EXISTS quote_vectors (chunk_id INTEGER PRIMARY KEY, data BLOB NOT NULL)"
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,6 +62,7 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_by_doc ON chunks(doc_id, ordinal);
 CREATE INDEX chunks_by_collection ON chunks(collection, id);
 CREATE TABLE vectors (chunk_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
+""" + QUOTE_TABLE + """;
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
     body, collection UNINDEXED, tokenize = '""" + FTS_TOKENIZE + """'
 );
@@ -194,6 +200,21 @@ def check_embedder(meta: dict[str, str], name: str, dim: int, path: Path) -> Non
         )
 
 
+def has_quote_vectors(conn: sqlite3.Connection) -> bool:
+    """Whether the file has the quote_vectors table (an index older than it has not)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'quote_vectors'").fetchone() \
+        is not None
+
+
+def read_quote_vectors(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> dict[int, bytes]:
+    """chunk id → its stored quote-vector blob, for those of `chunk_ids` that have one."""
+    if not chunk_ids or not has_quote_vectors(conn):
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    return {int(i): bytes(b) for i, b in conn.execute(
+        f"SELECT chunk_id, data FROM quote_vectors WHERE chunk_id IN ({marks})", [int(i) for i in chunk_ids])}
+
+
 # ---------------------------------------------------------------- writes (inside the ingest transaction)
 
 def record_embedder(conn: sqlite3.Connection, name: str, dim: int) -> None:
@@ -226,6 +247,8 @@ def set_base_url(conn: sqlite3.Connection, collection: str, url: str) -> bool:
 def delete_chunks(conn: sqlite3.Connection, doc_id: int) -> None:
     conn.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
     conn.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
+    if has_quote_vectors(conn):
+        conn.execute("DELETE FROM quote_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
     conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
 
 
@@ -261,10 +284,18 @@ def update_stat(conn: sqlite3.Connection, doc_id: int, size: int, mtime_ns: int,
 
 def insert_chunks(conn: sqlite3.Connection, doc_id: int, collection: str,
                   rows: Iterable[tuple[int, int, str, tuple[str, ...], str, str]],
-                  vectors: np.ndarray) -> int:
-    """rows: (ordinal, level, anchor, heading_path, text, fts_text), aligned with `vectors`."""
+                  vectors: np.ndarray, quotes: Sequence[bytes | None] | None = None) -> int:
+    """rows: (ordinal, level, anchor, heading_path, text, fts_text), aligned with `vectors`
+    and with `quotes` (each chunk's quote-vector blob, quotable.pack; None: none stored)."""
+    rows = list(rows)
+    blobs = list(quotes) if quotes is not None else [None] * len(rows)
+    if len(blobs) != len(rows):
+        raise ValueError(f"{len(rows)} chunks but {len(blobs)} quote-vector blobs")
+    if any(blobs):
+        conn.execute(QUOTE_TABLE)      # an index made before the table existed gains it, in this transaction
     count = 0
-    for (ordinal, level, anchor, heading_path, text, fts_text), vector in zip(rows, vectors, strict=True):
+    for (ordinal, level, anchor, heading_path, text, fts_text), vector, blob in zip(rows, vectors, blobs,
+                                                                                   strict=True):
         cursor = conn.execute(
             "INSERT INTO chunks(doc_id, collection, ordinal, level, anchor, heading_path, text) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -275,6 +306,8 @@ def insert_chunks(conn: sqlite3.Connection, doc_id: int, collection: str,
                      (chunk_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
         conn.execute("INSERT INTO chunks_fts(rowid, body, collection) VALUES (?, ?, ?)",
                      (chunk_id, fts_text, collection))
+        if blob:
+            conn.execute("INSERT INTO quote_vectors(chunk_id, data) VALUES (?, ?)", (chunk_id, blob))
         count += 1
     return count
 
@@ -314,6 +347,8 @@ def drop_collection(path: Path, collection: str, *, dry_run: bool = False,
                 ids = "SELECT id FROM chunks WHERE collection = ?"
                 conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({ids})", (collection,))
                 conn.execute(f"DELETE FROM vectors WHERE chunk_id IN ({ids})", (collection,))
+                if has_quote_vectors(conn):
+                    conn.execute(f"DELETE FROM quote_vectors WHERE chunk_id IN ({ids})", (collection,))
                 conn.execute("DELETE FROM chunks WHERE collection = ?", (collection,))
                 conn.execute("DELETE FROM documents WHERE collection = ?", (collection,))
                 conn.execute("DELETE FROM meta WHERE key = ?", (BASE_URL_KEY + collection,))

@@ -61,3 +61,11 @@ class DocumentInfo:
     chunk_count: int
     sections: tuple[Section, ...]
     metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoredQuotes:
+    """Quote vectors of some chunks (docindex/quotable.py), with the model that made them."""
+    model: str | None           # the index's embedding model; None: nothing embedded yet
+    dim: int | None
+    blobs: dict[int, bytes]     # chunk id → quotable.pack blob, for the chunks that have one

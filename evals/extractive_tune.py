@@ -29,9 +29,13 @@ def half(case: Case) -> str:
     return "tune" if int(hashlib.sha256(case.id.encode()).hexdigest(), 16) % 2 == 0 else "check"
 
 
-def passages_for(index, case: Case, collection: str) -> list[Passage]:
+def passages_for(index, case: Case, collection: str, quotes: bool = False) -> list[Passage]:
+    """The case's passages as the Generator gets them; `quotes`: with the index's stored
+    quote vectors, as the served Retriever attaches them (deployments/retriever.py)."""
     hits = index.search(case.question, K, collection)
-    used = build_prompt(case.question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title)
+    stored = index.quote_vectors([h.chunk_id for h in hits]).blobs if quotes else {}
+    used = build_prompt(case.question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
+                                                chunk_id=h.chunk_id, quote_vectors=stored.get(h.chunk_id))
                                         for h in hits], PromptLimits(K, 900)).passages
     return list(used)
 
@@ -84,13 +88,13 @@ def ready(engine: ExtractiveEngine, embedder: Memo) -> ExtractiveEngine:
     return engine
 
 
-def dev_contexts(db: str, collection: str) -> tuple[list[Case], dict[str, list[Passage]]]:
+def dev_contexts(db: str, collection: str, quotes: bool = False) -> tuple[list[Case], dict[str, list[Passage]]]:
     """The 66 dev cases and each one's passages, retrieved as served (k = 4)."""
     from docindex.index import Index
 
     index = Index(db)
     cases = load_cases()
-    return cases, {c.id: passages_for(index, c, collection) for c in cases}
+    return cases, {c.id: passages_for(index, c, collection, quotes) for c in cases}
 
 
 def dev_args(doc: str | None) -> argparse.Namespace:

@@ -66,7 +66,8 @@ def _ask(client: httpx.Client, cfg: JudgeConfig, passage: str, claim: str) -> bo
 
 def judge_answer(client: httpx.Client, cfg: JudgeConfig, answer: str, passage_texts: dict[int, str]) -> dict:
     """{"asked": n, "supported": m, "unsupported": [[sentence_index, passage_n], ...]}."""
-    from deployments.citations import cited_numbers, is_refusal, split_sentences
+    from deployments.citations import cited_numbers, is_refusal
+    from docindex.sentences import split_sentences
 
     asked = supported = 0
     unsupported: list[list[int]] = []

@@ -72,7 +72,8 @@ def build_app(args: dict[str, Any]) -> Application:
     notes = tuple(overridden_variables(args or {}, os.environ))
     otel = settings.otel_endpoint    # every process exports its own spans (docs/tracing.md)
     retriever = Retriever.bind(settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
-                               settings.mcp_start_timeout_s, otel_endpoint=otel)
+                               settings.mcp_start_timeout_s, otel_endpoint=otel,
+                               quotes=settings.wants_quote_vectors())
     gate = Gate.bind(settings.gate_min_cosine, otel_endpoint=otel, coverage_weight=settings.gate_coverage_weight,
                      min_evidence=settings.gate_min_evidence)
     generator = Generator.bind(settings.engine_spec(), settings.retry_policy(), otel_endpoint=otel,

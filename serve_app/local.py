@@ -47,7 +47,8 @@ class LocalPipeline:
 
     async def search(self, question: str, k: int, collection: str | None,
                      trace: Carrier | None = None) -> list[Passage]:
-        return await retriever.search(self.pool, question, k, collection, trace)
+        return await retriever.search(self.pool, question, k, collection, trace,
+                                      quotes=self.settings.wants_quote_vectors())
 
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
         with tracing.replica_span(gate.SPAN, trace):

@@ -259,6 +259,10 @@ class Settings(BaseSettings):
         return EngineSpec(name=self.engine, model=self.model, slots=self.engine_slots,
                           options=dict(self.engine_options))
 
+    def wants_quote_vectors(self) -> bool:
+        """Whether the Retriever fetches stored quote vectors: only for the engine that reads them."""
+        return self.engine == "extractive" and self.engine_options.get("embedder", "minilm") != "none"
+
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(retries=self.first_token_retries, backoff_s=self.retry_backoff_s)
 

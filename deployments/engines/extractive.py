@@ -45,28 +45,21 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 
 import numpy as np
 
-from deployments.citations import content_words, split_sentences
+from deployments.citations import content_words
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
-from deployments.sentences import Unit, unit_sentence_spans, units
+from docindex import quotable
+from docindex.quotable import Candidate, clean_sentence
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
-_MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
-_CODE_SPAN = re.compile(r"`[^`\n]+`")
-_CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
-_FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the prompt's fences
-_PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
-_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
-_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+__all__ = ["Candidate", "ExtractiveEngine", "candidates", "clean_sentence"]
+
 _WORD = re.compile(r"\w+")
-
 
 VECTOR_CACHE = 8192
 """Sentence vectors kept across requests (384 float32 each: ~12 MB)."""
@@ -75,119 +68,9 @@ EMBED_TOP = 12
 after retrieval whatever the passages' length."""
 
 
-@dataclass(frozen=True)
-class Candidate:
-    n: int              # passage number (1-based)
-    start: int          # offset in the passage text: document order
-    text: str           # cleaned, without its final punctuation
-
-
-def clean_sentence(raw: str) -> str:
-    """Markdown scaffolding off a sentence: links to their text, list/heading
-    markers, emphasis, stray brackets; its final punctuation removed."""
-    text = _LINK.sub(r"\1", _CHECKBOX.sub("", raw))
-    text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
-    text = _MARKER_LIKE.sub("", text)                                                      # a footnote's [1] is not
-    text = _LEAD.sub("", text)
-    text = _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
-    text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
-                          text.replace("[", "(").replace("]", ")"))
-    text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
-    return text.rstrip(".!?:;, ")
-
-
-def _row_text(raw: str) -> str:
-    cells = [c.strip() for c in raw.strip().strip("|").split("|")]
-    return "" if all(re.fullmatch(r":?-{2,}:?", c) or not c for c in cells) else " — ".join(c for c in cells if c)
-
-
-def candidates(passages: Sequence[Passage], min_words: int = 4, max_words: int = 80,
-               max_items: int = 8) -> list[Candidate]:
-    """Sentences worth quoting: prose, list items and table rows (never code or
-    headings), of a readable length. A sentence that introduces a list ("…
-    four tools:") carries the list's items with it. A passage's first sentence
-    that starts in lower case is the tail of a sentence cut by chunking: skipped."""
-    found: list[Candidate] = []
-    for n, passage in enumerate(passages, start=1):
-        text = passage.text
-        blocks = units(text)
-        for b, unit in enumerate(blocks):
-            if unit.kind in ("code", "heading"):
-                continue
-            if unit.kind == "row":
-                spans = [(unit.start, unit.end)]
-                if b == 0 or blocks[b - 1].kind != "row":       # a table also answers whole:
-                    rows = _listed(text, blocks[b:], "row", max_items + 1)   # "kind — use: set — …; regex — …"
-                    if len(rows) > 2:
-                        table = clean_sentence(f"{rows[0]}: {'; '.join(rows[1:])}")
-                        if min_words <= len(table.split()) <= max_words:
-                            found.append(Candidate(n, unit.start, table))
-            else:
-                spans = unit_sentence_spans(text, unit)
-            term = _term(text, blocks, b) if unit.kind == "prose" else ""
-            for start, end in spans:
-                raw = text[start:end]
-                if start == blocks[0].start and _PLAIN_WORD.match(raw):
-                    continue
-                if raw.rstrip(" *_`\"')").endswith("?"):
-                    continue                                    # a question answers nothing
-                sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
-                if raw.rstrip().endswith(":") and end == unit.end:
-                    following = [u for u in blocks[b + 1:] if u.kind != "code"]
-                    kind = following[0].kind if following else "item"
-                    items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
-                    if items:
-                        sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
-                sentence = _first_sentence(sentence)
-                words = len(sentence.split())
-                if min_words <= words <= max_words:
-                    if term and start == spans[0][0] and term.lower() not in sentence.lower():
-                        sentence = f"{term}: {sentence}"        # "random.choice(seq): Return a random element …"
-                    found.append(Candidate(n, start, sentence))
-    return found
-
-
-TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
-_SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
-
-
-def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
-    """The term a paragraph defines, when the line before it is one: a short
-    one-line paragraph that is not a sentence itself (an API reference's
-    `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word). Its
-    first sentence is quoted with it: the description alone ("Recursive
-    directory creation function") does not name what to use."""
-    if b == 0 or blocks[b - 1].kind != "prose":
-        return ""
-    raw = text[blocks[b - 1].start:blocks[b - 1].end].replace("\u00b6", "").strip()
-    ends = raw.rstrip(")]\"'*_`")[-1:]
-    if "\n" in raw or "://" in raw or "\u2192" in raw or _SECTION_NUMBER.match(raw) or ends in (".", "!", "?", ":"):
-        return ""                   # a sentence, a lead-in, a link, an example (→) or a numbered title
-    term = clean_sentence(raw)
-    if len(term.split()) > TERM_MAX_WORDS or len(term) > TERM_MAX_CHARS or not re.search(r"[^\W\d]", term):
-        return ""
-    return term
-
-
-def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[str]:
-    """The first sentences of the run of `kind` units (items, or a table's rows)
-    that `blocks` starts with: what a sentence ending in ':' introduces."""
-    out: list[str] = []
-    for u in blocks:
-        if u.kind != kind or len(out) >= limit:
-            break
-        raw = text[u.start:u.end]
-        line = _first_sentence(clean_sentence(_row_text(raw) if kind == "row" else raw))
-        if line:
-            out.append(line)
-    return out
-
-
-def _first_sentence(text: str) -> str:
-    """Only the first sentence, as the CitationChecker splits them: a marker
-    closes one sentence, so a second one inside a candidate would be uncited."""
-    first = split_sentences(text + ".")[0] if text else ""
-    return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")
+def candidates(passages: Sequence[Passage]) -> list[Candidate]:
+    """The passages' quotable sentences (docindex/quotable.py), numbered as cited."""
+    return quotable.candidates([p.text for p in passages])
 
 
 def _stems(words: set[str]) -> set[str]:
@@ -294,9 +177,12 @@ class ExtractiveEngine(Engine):
         rank = np.array([1 - (c.n - 1) / max(k, 1) for c in found], dtype=np.float32)
         return lexical, rank
 
-    def cosines(self, question: str, found: Sequence[Candidate], cheap: np.ndarray) -> np.ndarray:
+    def cosines(self, question: str, found: Sequence[Candidate], cheap: np.ndarray,
+                stored: Sequence[np.ndarray | None] = ()) -> np.ndarray:
         """Each candidate's cosine to the question: static vectors for all, or
-        MiniLM for the EMBED_TOP best by `cheap` (its cost bounds the time)."""
+        MiniLM for the EMBED_TOP best by `cheap` (its cost bounds the time).
+        `stored`: each candidate's MiniLM vector as ingest stored it, or None;
+        only the question and the sentences without one are embedded here."""
         cosine = np.zeros(len(found), dtype=np.float32)
         if self.cosine_weight <= 0:
             return cosine
@@ -304,9 +190,16 @@ class ExtractiveEngine(Engine):
             vectors = self._static.embed([question, *(c.text for c in found)])
             return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0).astype(np.float32)
         if self._embedder is not None:
-            top = np.argsort(-cheap, kind="stable")[:EMBED_TOP]
-            vectors = self._embed([question, *(found[i].text for i in top)])
-            cosine[top] = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+            top = [int(i) for i in np.argsort(-cheap, kind="stable")[:EMBED_TOP]]
+            known: dict[int, np.ndarray] = {}
+            for i in top:
+                vector = stored[i] if i < len(stored) else None
+                if vector is not None:
+                    known[i] = vector
+            missing = [i for i in top if i not in known]
+            vectors = self._embed([question, *(found[i].text for i in missing)])
+            known.update(zip(missing, vectors[1:]))
+            cosine[top] = np.clip(np.stack([known[i] for i in top]) @ vectors[0], 0.0, 1.0)
         return cosine
 
     def combine(self, cosine: np.ndarray | float, lexical: np.ndarray | float, rank: np.ndarray | float) -> Any:
@@ -315,23 +208,34 @@ class ExtractiveEngine(Engine):
     def scores(self, question: str, found: Sequence[Candidate], k: int,
                headings: Sequence[str] = ()) -> np.ndarray:
         """Each candidate's score (module docstring)."""
-        return self._scored(question, found, k, headings)[0]
+        return self._scored(question, found, k, headings, ())[0]
 
-    def _scored(self, question: str, found: Sequence[Candidate], k: int,
-                headings: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _scored(self, question: str, found: Sequence[Candidate], k: int, headings: Sequence[str],
+                stored: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The scores, with the term-overlap and rank parts they were made of."""
         lexical, rank = self.parts(question, found, k, headings)
-        cosine = self.cosines(question, found, lexical + self.rank_bonus * rank)
+        cosine = self.cosines(question, found, lexical + self.rank_bonus * rank, stored)
         return self.combine(cosine, lexical, rank), lexical, rank
 
-    def floor_score(self, question: str, best: Candidate, lexical: float, rank: float, score: float) -> float:
+    def stored_vectors(self, passages: Sequence[Passage], found: Sequence[Candidate]) -> list[np.ndarray | None]:
+        """Each candidate's vector as ingest stored it (Passage.quote_vectors), or None."""
+        if self._embedder is None or not any(p.quote_vectors for p in passages):
+            return [None] * len(found)
+        dim = int(self._embedder.dim)
+        tables = [quotable.unpack(p.quote_vectors, dim) if p.quote_vectors else {} for p in passages]
+        return quotable.lookup(tables, found)
+
+    def floor_score(self, question: str, best: Candidate, lexical: float, rank: float, score: float,
+                    stored: np.ndarray | None = None) -> float:
         """The best sentence's score on MiniLM's scale, the one `min_score` was
         calibrated on: with static vectors, that one sentence is embedded again
-        (its term-overlap and rank parts are those it was ranked with)."""
+        (its term-overlap and rank parts are those it was ranked with), unless
+        ingest stored its vector."""
         if self._static is None or self._embedder is None or self.cosine_weight <= 0:
             return score
-        vectors = self._embed([question, best.text])
-        cosine = float(np.clip(vectors[1] @ vectors[0], 0.0, 1.0))
+        vectors = self._embed([question] if stored is not None else [question, best.text])
+        sentence = stored if stored is not None else vectors[1]
+        cosine = float(np.clip(sentence @ vectors[0], 0.0, 1.0))
         return float(self.combine(cosine, lexical, rank))
 
     def choose(self, question: str, passages: Sequence[Passage], max_tokens: int) -> list[Candidate]:
@@ -339,12 +243,14 @@ class ExtractiveEngine(Engine):
         if not found:
             return []
         headings = [" ".join([p.title, p.anchor.replace("-", " ")]) for p in passages]
-        scores, lexical, rank = self._scored(question, found, len(passages), headings)
+        stored = self.stored_vectors(passages, found)
+        scores, lexical, rank = self._scored(question, found, len(passages), headings, stored)
         order = np.argsort(-scores, kind="stable")
         top = int(order[0])
         best = float(scores[top])
         first = found[top]
-        if self.floor_score(question, first, float(lexical[top]), float(rank[top]), best) < self.min_score:
+        if self.floor_score(question, first, float(lexical[top]), float(rank[top]), best, stored[top]) \
+                < self.min_score:
             return []
         chosen = [first]                                    # the best leads, whatever its length
         budget = max_tokens - _cost(first)

@@ -8,12 +8,15 @@
   get_document          one document's title, sections and anchors, sha256, metadata
   get_document_summary  the Knowledge Service's summary: title, summary, tags, source, chunk count, metadata
   fetch_docs            the collection as a tree of markdown files (see docindex/fetch_docs.py)
+  quote_vectors         the stored vectors of chunks' quotable sentences (docindex/quotable.py), for
+                        an extractive answerer (the Retriever asks for them after a search)
 
 Tools that take `collection` use the server's default collection
 (`serve-mcp --collection`) when it is left out.
 """
 from __future__ import annotations
 
+import base64
 import logging
 import os
 from collections.abc import Iterator
@@ -34,6 +37,8 @@ from .payloads import (collection_dict, document_dict, empty_index_result, json_
                        passages_result, summary_dict)
 
 log = logging.getLogger(__name__)
+
+QUOTE_ENCODING = "blake2b-8 key + float16[dim], per sentence"
 
 COLLECTION_SCHEMA = {"type": "string", "minLength": 1, "description": "collection name (default: the server's)"}
 SEARCH_SCHEMA: dict[str, Any] = {
@@ -56,6 +61,14 @@ LIST_COLLECTIONS_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 DOC_ID_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+MAX_QUOTE_CHUNKS = 64
+QUOTE_VECTORS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"chunk_ids": {"type": "array", "minItems": 1, "maxItems": MAX_QUOTE_CHUNKS,
+                                 "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}},
+    "required": ["chunk_ids"],
+    "additionalProperties": False,
+}
 # "exactly one of source / doc_id" is checked in the tool: several LLM APIs
 # refuse tool schemas with a top-level oneOf.
 GET_DOCUMENT_SCHEMA: dict[str, Any] = {
@@ -258,6 +271,13 @@ def build_tools(service: IndexService) -> list[Tool]:
         )
         return json_result(result.to_dict(), text=text)
 
+    def quote_vectors(chunk_ids: list[int]) -> CallToolResult:
+        stored = service.fresh().quote_vectors(chunk_ids)
+        payload = {"model": stored.model, "dim": stored.dim, "encoding": QUOTE_ENCODING,
+                   "vectors": {str(i): base64.b64encode(b).decode("ascii") for i, b in stored.blobs.items()}}
+        return json_result(payload, text=f"quote vectors for {len(stored.blobs)} of {len(set(chunk_ids))} chunks "
+                                          "(in the structured content)")
+
     return [
         schema_tool(crag_search, CRAG_SEARCH_SCHEMA, name="crag_search", description=(
             "Hybrid retrieval (BM25 + cosine, RRF-fused) over the document index. "
@@ -290,4 +310,9 @@ def build_tools(service: IndexService) -> list[Tool]:
             "returns {path, contentHash, sections, tree, upToDate}. Rewrites only when the "
             "index content changed (or with force). Read the returned tree first, open only "
             "fitting sections, grep the path for specifics.")),
+        schema_tool(quote_vectors, QUOTE_VECTORS_SCHEMA, name="quote_vectors", description=(
+            "The stored embeddings of the given chunks' quotable sentences (made at ingest), for an "
+            "extractive answerer: {model, dim, encoding, vectors: {chunk_id: base64}}; each blob is, per "
+            "sentence, an 8-byte BLAKE2b key of the sentence text then dim float16s. Chunks without "
+            "stored vectors are left out.")),
     ]

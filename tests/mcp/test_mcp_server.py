@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(300)
 
 PASSAGE = re.compile(r"^\[cos -?\d\.\d{3}  bm25 \d+\.\d{2}  fusion \d\.\d{3}\] (?P<source>[^\n]+)\n(?P<text>.*)$", re.S)
 TOOLS = {"crag_search", "crag_stats", "search", "query_knowledge_hub", "list_collections", "get_document",
-         "get_document_summary", "fetch_docs"}
+         "get_document_summary", "fetch_docs", "quote_vectors"}
 
 
 def only_text(result) -> str:

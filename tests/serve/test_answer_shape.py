@@ -8,7 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from deployments.citation_grammar import MAX_SENTENCES, answer_regex, citation_gbnf, matches
-from deployments.citations import CITATION_PATTERN, check, sentence_spans
+from deployments.citations import check
+from docindex.sentences import CITATION_PATTERN, sentence_spans
 from deployments.passage import Passage
 from deployments.prompt import INSTRUCTION, REFUSAL_SENTENCE
 from deployments.scaffold import ScaffoldFilter, strip_scaffolding
@@ -114,7 +115,7 @@ def test_sentence_spans_cover_lines_and_full_stops() -> None:
 
 
 def test_wrapped_markdown_lines_are_one_sentence_and_lists_rows_code_are_units() -> None:
-    from deployments.sentences import units
+    from docindex.sentences import units
 
     text = ("# Title\n\nThe server drops results whose cosine\nfalls below a cutoff. It is 0.3.\n\n"
             "- `fs_list` lists\n  a dir\n- `fs_read` reads\n\n| a | b |\n\n```sh\nmake run\n```\n")

@@ -5,7 +5,8 @@ import re
 
 from hypothesis import given, strategies as st
 
-from deployments.citations import check, cited_numbers, is_refusal, split_sentences
+from deployments.citations import check, cited_numbers, is_refusal
+from docindex.sentences import split_sentences
 from deployments.gate import decide
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE, SYSTEM_RULES, PromptLimits, build_prompt, neutralize

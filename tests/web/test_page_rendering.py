@@ -107,7 +107,7 @@ SENTENCE_CASES = [
 
 
 def test_the_page_splits_sentences_like_the_citation_checker(page: Any) -> None:
-    from deployments.citations import split_sentences
+    from docindex.sentences import split_sentences
 
     # The checker's re.split swallows closing quotes/brackets after the full
     # stop; the page keeps them on screen. Compare everything else.

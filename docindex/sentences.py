@@ -7,7 +7,11 @@ continuation lines), one table row, a code fence — and each prose unit is
 then cut at `.`/`!`/`?` followed by white space. Offsets always index the
 passage text as given, so a span can be highlighted in it.
 
-Used by the CitationChecker (evidence spans) and the extractive engine.
+It also splits an *answer* into its sentences the way the CitationChecker
+and the page read them (`split_sentences`: a citation closes a sentence).
+
+Used at ingest (docindex/quotable.py: the sentences worth quoting, embedded
+once), by the CitationChecker (evidence spans) and the extractive engine.
 """
 from __future__ import annotations
 
@@ -108,3 +112,34 @@ def _lstrip(text: str, start: int, end: int) -> int:
     while start < end and text[start].isspace():
         start += 1
     return start
+
+
+CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
+# An answer's sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
+_ANSWER_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+# What follows a full stop in lower case or as an en or em dash continues the sentence,
+# unless a citation closed it ("… [1]. fs_read …"). The page (static/index.html,
+# splitSentences) applies the same rule.
+_CONTINUES = re.compile(r"[a-z\u2013\u2014]")
+_CITED_END = re.compile(r"\]\s*[.!?]+$")
+_LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
+
+
+def split_sentences(answer: str) -> list[str]:
+    """Sentences, with a citation that follows the full stop ("... end. [2]") kept
+    on the sentence it closes."""
+    parts: list[str] = []
+    for part in _ANSWER_SENTENCE_END.split(answer.strip()):
+        if parts and _CONTINUES.match(part) and not _CITED_END.search(parts[-1]):
+            parts[-1] += " " + part          # "e.g. the …", "TLS?\" — no …": not a sentence end
+        elif part.strip():
+            parts.append(part)
+    sentences: list[str] = []
+    for part in parts:
+        lead = _LEADING_CITATIONS.match(part)
+        if lead and sentences:
+            sentences[-1] += " " + lead.group(0).strip()
+            part = part[lead.end():]
+        if part.strip():
+            sentences.append(part.strip())
+    return sentences

@@ -1,0 +1,190 @@
+"""The sentences of a chunk worth quoting, the same at ingest and at answer time.
+
+The extractive engine (deployments/engines/extractive.py) answers with
+sentences of the retrieved passages, verbatim but cleaned of Markdown: prose,
+list items and table rows, never code or headings; a sentence that introduces
+a list carries the list's items; a definition's first sentence carries its
+term. `candidates` makes them from passage texts.
+
+Scoring a sentence needs its MiniLM vector, ~10-15 ms each on one core: most
+of an answer's time when it is made per request. Ingest makes them once
+instead (`quotable_texts` of each chunk, embedded with the chunk; table
+`quote_vectors`, docindex/store.py), keyed by `quote_key` of the text, and the
+index serves them with the passages (MCP tool `quote_vectors`). A key is a
+hash of the exact text, so a vector is only ever used for the sentence it was
+made from: a changed rule here makes old keys miss, never mislead.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .sentences import Unit, split_sentences, unit_sentence_spans, units
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
+_MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
+_FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the prompt's fences
+_PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
+_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    n: int              # passage number (1-based)
+    start: int          # offset in the passage text: document order
+    text: str           # cleaned, without its final punctuation
+
+
+def clean_sentence(raw: str) -> str:
+    """Markdown scaffolding off a sentence: links to their text, list/heading
+    markers, emphasis, stray brackets; its final punctuation removed."""
+    text = _LINK.sub(r"\1", _CHECKBOX.sub("", raw))
+    text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
+    text = _MARKER_LIKE.sub("", text)                                                      # a footnote's [1] is not
+    text = _LEAD.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
+    text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
+                          text.replace("[", "(").replace("]", ")"))
+    text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
+    return text.rstrip(".!?:;, ")
+
+
+def _row_text(raw: str) -> str:
+    cells = [c.strip() for c in raw.strip().strip("|").split("|")]
+    return "" if all(re.fullmatch(r":?-{2,}:?", c) or not c for c in cells) else " — ".join(c for c in cells if c)
+
+
+def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
+               max_items: int = 8) -> list[Candidate]:
+    """Sentences worth quoting: prose, list items and table rows (never code or
+    headings), of a readable length. A sentence that introduces a list ("…
+    four tools:") carries the list's items with it. A passage's first sentence
+    that starts in lower case is the tail of a sentence cut by chunking: skipped."""
+    found: list[Candidate] = []
+    for n, text in enumerate(texts, start=1):
+        blocks = units(text)
+        for b, unit in enumerate(blocks):
+            if unit.kind in ("code", "heading"):
+                continue
+            if unit.kind == "row":
+                spans = [(unit.start, unit.end)]
+                if b == 0 or blocks[b - 1].kind != "row":       # a table also answers whole:
+                    rows = _listed(text, blocks[b:], "row", max_items + 1)   # "kind — use: set — …; regex — …"
+                    if len(rows) > 2:
+                        table = clean_sentence(f"{rows[0]}: {'; '.join(rows[1:])}")
+                        if min_words <= len(table.split()) <= max_words:
+                            found.append(Candidate(n, unit.start, table))
+            else:
+                spans = unit_sentence_spans(text, unit)
+            term = _term(text, blocks, b) if unit.kind == "prose" else ""
+            for start, end in spans:
+                raw = text[start:end]
+                if start == blocks[0].start and _PLAIN_WORD.match(raw):
+                    continue
+                if raw.rstrip(" *_`\"')").endswith("?"):
+                    continue                                    # a question answers nothing
+                sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
+                if raw.rstrip().endswith(":") and end == unit.end:
+                    following = [u for u in blocks[b + 1:] if u.kind != "code"]
+                    kind = following[0].kind if following else "item"
+                    items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
+                    if items:
+                        sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
+                sentence = _first_sentence(sentence)
+                words = len(sentence.split())
+                if min_words <= words <= max_words:
+                    if term and start == spans[0][0] and term.lower() not in sentence.lower():
+                        sentence = f"{term}: {sentence}"        # "random.choice(seq): Return a random element …"
+                    found.append(Candidate(n, start, sentence))
+    return found
+
+
+TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
+_SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
+
+
+def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
+    """The term a paragraph defines, when the line before it is one: a short
+    one-line paragraph that is not a sentence itself (an API reference's
+    `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word). Its
+    first sentence is quoted with it: the description alone ("Recursive
+    directory creation function") does not name what to use."""
+    if b == 0 or blocks[b - 1].kind != "prose":
+        return ""
+    raw = text[blocks[b - 1].start:blocks[b - 1].end].replace("\u00b6", "").strip()
+    ends = raw.rstrip(")]\"'*_`")[-1:]
+    if "\n" in raw or "://" in raw or "\u2192" in raw or _SECTION_NUMBER.match(raw) or ends in (".", "!", "?", ":"):
+        return ""                   # a sentence, a lead-in, a link, an example (→) or a numbered title
+    term = clean_sentence(raw)
+    if len(term.split()) > TERM_MAX_WORDS or len(term) > TERM_MAX_CHARS or not re.search(r"[^\W\d]", term):
+        return ""
+    return term
+
+
+def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[str]:
+    """The first sentences of the run of `kind` units (items, or a table's rows)
+    that `blocks` starts with: what a sentence ending in ':' introduces."""
+    out: list[str] = []
+    for u in blocks:
+        if u.kind != kind or len(out) >= limit:
+            break
+        raw = text[u.start:u.end]
+        line = _first_sentence(clean_sentence(_row_text(raw) if kind == "row" else raw))
+        if line:
+            out.append(line)
+    return out
+
+
+def _first_sentence(text: str) -> str:
+    """Only the first sentence, as the CitationChecker splits them: a marker
+    closes one sentence, so a second one inside a candidate would be uncited."""
+    first = split_sentences(text + ".")[0] if text else ""
+    return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")
+
+
+
+KEY_BYTES = 8
+VECTOR_DTYPE = np.float16       # 384 × 2 bytes a sentence: cosines agree with float32 to ~1e-3
+
+
+def quote_key(text: str) -> bytes:
+    """The key a quotable sentence's vector is stored under: a hash of its exact text."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=KEY_BYTES).digest()
+
+
+def quotable_texts(text: str) -> list[str]:
+    """The distinct sentences of one chunk the extractive engine may quote (and so score)."""
+    return list(dict.fromkeys(c.text for c in candidates([text])))
+
+
+def pack(texts: Sequence[str], vectors: np.ndarray) -> bytes:
+    """One chunk's quote vectors as one blob: per sentence its key, then its vector (float16)."""
+    if len(texts) != len(vectors):
+        raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
+    dim = vectors.shape[1] if len(vectors) else 0
+    out = np.zeros(len(texts), dtype=[("key", f"V{KEY_BYTES}"), ("vector", VECTOR_DTYPE, (dim,))])
+    out["key"] = [quote_key(t) for t in texts]
+    out["vector"] = vectors
+    return out.tobytes()
+
+
+def unpack(blob: bytes, dim: int) -> dict[bytes, np.ndarray]:
+    """key → float32 vector from `pack`'s blob; {} for a blob that is not one of `dim`-sized vectors."""
+    record = np.dtype([("key", f"V{KEY_BYTES}"), ("vector", VECTOR_DTYPE, (dim,))])
+    if dim <= 0 or len(blob) % record.itemsize:
+        return {}
+    rows = np.frombuffer(blob, dtype=record)
+    vectors = rows["vector"].astype(np.float32)
+    return {bytes(k): v for k, v in zip(rows["key"], vectors)}
+
+
+def lookup(tables: Sequence[Mapping[bytes, np.ndarray]], found: Sequence[Candidate]) -> list[np.ndarray | None]:
+    """Each candidate's stored vector (from its own passage's table), or None."""
+    return [tables[c.n - 1].get(quote_key(c.text)) if c.n - 1 < len(tables) else None for c in found]
