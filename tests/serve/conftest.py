@@ -168,3 +168,14 @@ def serve_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
         otlp.__exit__(None, None, None)    # after the replicas, which flush to it at shutdown
         if not os.environ.get("ASKDOCS_TEST_KEEP_RAY_TMP"):     # set it to read the replicas' logs after a run
             shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def index_of(root: Path, docs: dict[str, str], **ingest_options: Any) -> Path:
+    """`docs` (name → Markdown) written under `root` and ingested as collection "docs" into root/tiny.db."""
+    from docindex.ingest import ingest
+
+    for name, text in docs.items():
+        (root / name).write_text(text)
+    db = root / "tiny.db"
+    ingest([root], db, "docs", **ingest_options)
+    return db

@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 
 from serve_app.ingress import create_app
-from tests.serve.conftest import fake_settings
+from tests.serve.conftest import fake_settings, index_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 BASE_URL = "https://docs.example/tiny/"     # `docindex ingest --base-url`: citations carry url#anchor
@@ -25,14 +25,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def tiny_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from docindex.ingest import ingest
-
-    root = tmp_path_factory.mktemp("tiny-docs")
-    for name, text in DOCS.items():
-        (root / name).write_text(text)
-    db = root / "tiny.db"
-    ingest([root], db, "docs", base_url=BASE_URL)
-    return db
+    return index_of(tmp_path_factory.mktemp("tiny-docs"), DOCS, base_url=BASE_URL)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

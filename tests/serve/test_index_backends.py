@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 
 from serve_app.ingress import create_app
-from tests.serve.conftest import fake_settings
+from tests.serve.conftest import fake_settings, index_of
 from tests.serve.test_docindex_integration import DOCS
 from tests.stubs import crag_command
 
@@ -29,14 +29,7 @@ QUESTIONS = {
 
 @pytest.fixture(scope="module")
 def tiny_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from docindex.ingest import ingest
-
-    root = tmp_path_factory.mktemp("tiny-docs")
-    for name, text in DOCS.items():
-        (root / name).write_text(text)
-    db = root / "tiny.db"
-    ingest([root], db, "docs")
-    return db
+    return index_of(tmp_path_factory.mktemp("tiny-docs"), DOCS)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=["docindex", "crag-mcp"])

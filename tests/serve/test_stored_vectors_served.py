@@ -11,7 +11,7 @@ import pytest
 from serve_app.ingress import create_app
 from serve_app.local import build_local_pipeline
 from tests.engines.test_extractive_stored_vectors import CountingEmbedder
-from tests.serve.conftest import fake_settings
+from tests.serve.conftest import fake_settings, index_of
 
 DOCS = {
     "limits.md": "# Limits\n\n## Queue full\n\nWhen the request queue of a deployment is full, "
@@ -24,14 +24,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from docindex.ingest import ingest
-
-    root = tmp_path_factory.mktemp("stored-docs")
-    for name, text in DOCS.items():
-        (root / name).write_text(text)
-    db = root / "docs.db"
-    ingest([root], db, "docs")
-    return db
+    return index_of(tmp_path_factory.mktemp("stored-docs"), DOCS)
 
 
 async def test_an_answer_embeds_only_the_question(index: Path) -> None:
