@@ -83,7 +83,7 @@ Exit status:
                    "Stored with the collection; later ingests without the option keep it.")
 @click.option("--quote-vectors/--no-quote-vectors", default=True, show_default=True,
               help="Also embed each chunk's quotable sentences, so the extractive engine answers without "
-                   "running the model per sentence (about 3x the embedding time and ~6 KB a chunk).")
+                   "running the model per sentence (about twice the ingest time, ~4 KB a chunk).")
 @_library_errors
 def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, force: bool,
            follow_external_links: bool, max_file_mb: float, ray_address: str | None,

@@ -99,8 +99,8 @@ def ingest(
     """Bring `collection` in `db` in line with the files under `paths`. `base_url`, when
     given, replaces the collection's stored one (links.py); None keeps it. `quote_vectors`:
     also embed each chunk's quotable sentences (docindex/quotable.py), so the extractive
-    engine scores them without running the model per answer (about 3x the embedding
-    work, and ~6 KB a chunk).
+    engine scores them without running the model per answer (about twice the ingest
+    time, and ~4 KB a chunk: KNOWN_LIMITATIONS.md).
 
     Raises NothingToIngest (an IngestError, with `.skipped`) when no file can be
     ingested; then nothing is written and the collection is left as it was.
