@@ -357,17 +357,8 @@ class _Writer:
             np.zeros((0, self.embedder.dim), dtype=np.float32)
 
     def _quotes(self, item: _Pending) -> list[bytes | None] | None:
-        """Each chunk's quote-vector blob (quotable.pack), or None when they are not made."""
-        if not self.quote_vectors:
-            return None
-        texts = [quotable.quotable_texts(chunk.text) for chunk in item.chunks]
-        vectors = self._embed([t for chunk_texts in texts for t in chunk_texts])
-        blobs: list[bytes | None] = []
-        offset = 0
-        for chunk_texts in texts:
-            blobs.append(quotable.pack(chunk_texts, vectors[offset:offset + len(chunk_texts)]) if chunk_texts else None)
-            offset += len(chunk_texts)
-        return blobs
+        """Each chunk's quote-vector blob (quotable.chunk_blobs), or None when they are not made."""
+        return quotable.chunk_blobs([c.text for c in item.chunks], self._embed) if self.quote_vectors else None
 
     def _write(self, item: _Pending, vectors) -> None:
         fields = dict(source=item.candidate.source, path=str(item.candidate.path), sha256=item.sha256,

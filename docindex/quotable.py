@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -162,6 +162,19 @@ def quote_key(text: str) -> bytes:
 def quotable_texts(text: str) -> list[str]:
     """The distinct sentences of one chunk the extractive engine may quote (and so score)."""
     return list(dict.fromkeys(c.text for c in candidates([text])))
+
+
+def chunk_blobs(chunks: Sequence[str], embed: Callable[[list[str]], np.ndarray]) -> list[bytes | None]:
+    """Each chunk text's quote-vector blob (`pack`), None for one with nothing to quote;
+    every chunk's sentences embedded in one `embed` call."""
+    texts = [quotable_texts(text) for text in chunks]
+    vectors = embed([t for chunk_texts in texts for t in chunk_texts])
+    blobs: list[bytes | None] = []
+    offset = 0
+    for chunk_texts in texts:
+        blobs.append(pack(chunk_texts, vectors[offset:offset + len(chunk_texts)]) if chunk_texts else None)
+        offset += len(chunk_texts)
+    return blobs
 
 
 def pack(texts: Sequence[str], vectors: np.ndarray) -> bytes:
