@@ -335,17 +335,19 @@ class _Writer:
         if self.dry_run:
             self.report.chunks += len(item.chunks)
             return
-        self._write(item, vectors)
+        self._write(item, vectors, self._quotes(item.chunks))
         self.report.chunks += len(item.chunks)
 
     def flush(self) -> None:
         if not self.pending:
             return
-        vectors = self._embed([chunk.embed_text for item in self.pending for chunk in item.chunks])
+        chunks = [chunk for item in self.pending for chunk in item.chunks]
+        vectors = self._embed([chunk.embed_text for chunk in chunks])
+        quotes = self._quotes(chunks)       # every pending chunk's sentences in the same few embed calls
         offset = 0
         for item in self.pending:
             count = len(item.chunks)
-            self._write(item, vectors[offset:offset + count])
+            self._write(item, vectors[offset:offset + count], quotes and quotes[offset:offset + count])
             offset += count
         self.report.chunks += offset
         self.pending.clear()
@@ -356,11 +358,11 @@ class _Writer:
                                for start in range(0, len(texts), EMBED_MAX_TEXTS)]) if texts else \
             np.zeros((0, self.embedder.dim), dtype=np.float32)
 
-    def _quotes(self, item: _Pending) -> list[bytes | None] | None:
+    def _quotes(self, chunks: list[Chunk]) -> list[bytes | None] | None:
         """Each chunk's quote-vector blob (quotable.chunk_blobs), or None when they are not made."""
-        return quotable.chunk_blobs([c.text for c in item.chunks], self._embed) if self.quote_vectors else None
+        return quotable.chunk_blobs([c.text for c in chunks], self._embed) if self.quote_vectors else None
 
-    def _write(self, item: _Pending, vectors) -> None:
+    def _write(self, item: _Pending, vectors, quotes: list[bytes | None] | None) -> None:
         fields = dict(source=item.candidate.source, path=str(item.candidate.path), sha256=item.sha256,
                       size=item.size, mtime_ns=item.mtime_ns, title=item.title, metadata=item.metadata)
         if item.doc_id is None:
@@ -371,7 +373,7 @@ class _Writer:
             store.update_document(self.conn, doc_id, **fields)
         rows = [(c.ordinal, c.level, c.anchor, c.heading_path, c.text, index_text(c.embed_text))
                 for c in item.chunks]
-        store.insert_chunks(self.conn, doc_id, self.collection, rows, vectors, self._quotes(item))
+        store.insert_chunks(self.conn, doc_id, self.collection, rows, vectors, quotes)
 
     def update_stat(self, doc_id: int, size: int, mtime_ns: int, path: str) -> None:
         if not self.dry_run:
