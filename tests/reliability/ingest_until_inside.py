@@ -19,8 +19,8 @@ def hold_after_first_write(signal_file: Path) -> None:
 
     original = ingest_module._Writer._write
 
-    def _write(self: Any, item: Any, vectors: Any) -> None:
-        original(self, item, vectors)
+    def _write(self: Any, item: Any, *rest: Any) -> None:     # rest: the chunks' vectors, quote blobs
+        original(self, item, *rest)
         if not self.conn.in_transaction:
             raise SystemExit("not inside a transaction after a write")
         signal_file.write_text(f"inside the transaction after writing {item.candidate.source}\n")
