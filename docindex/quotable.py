@@ -2,9 +2,10 @@
 
 The extractive engine (deployments/engines/extractive.py) answers with
 sentences of the retrieved passages, verbatim but cleaned of Markdown: prose,
-list items and table rows, never code or headings; a sentence that introduces
-a list carries the list's items; a definition's first sentence carries its
-term. `candidates` makes them from passage texts.
+list items and table rows, never code or headings on their own; a sentence
+that introduces a list carries the list's items, one that introduces a short
+code example carries the code on one line; a definition's first sentence
+carries its term. `candidates` makes them from passage texts.
 
 Scoring a sentence needs its MiniLM vector, ~10-15 ms each on one core: most
 of an answer's time when it is made per request. Ingest makes them once
@@ -65,7 +66,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                max_items: int = 8) -> list[Candidate]:
     """Sentences worth quoting: prose, list items and table rows (never code or
     headings), of a readable length. A sentence that introduces a list ("…
-    four tools:") carries the list's items with it. A passage's first sentence
+    four tools:") carries the list's items with it, or the short code example
+    that follows it (`_inline_code`). A passage's first sentence
     that starts in lower case is the tail of a sentence cut by chunking: skipped."""
     found: list[Candidate] = []
     for n, text in enumerate(texts, start=1):
@@ -97,6 +99,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
+                    elif b + 1 < len(blocks) and blocks[b + 1].kind == "code":
+                        sentence = _with_code(sentence, _inline_code(text, blocks[b + 1]))
                 sentence = _first_sentence(sentence)
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
@@ -126,6 +130,31 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
     if len(term.split()) > TERM_MAX_WORDS or len(term) > TERM_MAX_CHARS or not re.search(r"[^\W\d]", term):
         return ""
     return term
+
+
+CODE_MAX_LINES = 6
+_REPL_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
+
+
+def _inline_code(text: str, unit: Unit) -> str:
+    """A short code block as one line of code ("" when it is longer than
+    CODE_MAX_LINES or holds what would read as a citation, a prompt fence or a
+    backtick): "Create a range partitioned table:" answers with its example."""
+    lines = [_REPL_PROMPT.sub("", line).strip() for line in text[unit.start:unit.end].split("\n")]
+    lines = [line for line in lines if line and not line.startswith(("```", "~~~"))]
+    code = " ".join(lines)
+    if not lines or len(lines) > CODE_MAX_LINES or "`" in code or _MARKER_LIKE.search(code) \
+            or _FENCE_RUN.search(code):
+        return ""
+    return code
+
+
+def _with_code(sentence: str, code: str) -> str:
+    """The lead-in with its code, when the two still read as one sentence."""
+    if not code:
+        return sentence
+    joined = f"{sentence}: `{code}`"
+    return joined if _first_sentence(joined) == joined else sentence
 
 
 def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[str]:

@@ -222,3 +222,22 @@ def test_a_definitions_term_leads_its_first_sentence() -> None:
     assert "The Serializable isolation level provides the strictest isolation" in found  # a numbered title is no term
     assert "Returns the string with every match replaced by the new text" in found     # nor an example (→)
     assert "So this paragraph has no term at all" in found                             # nor a sentence
+
+
+def test_a_lead_in_carries_its_short_code_example_on_one_line() -> None:
+    example = ("Create a range partitioned table:\n\n```sql\nCREATE TABLE measurement (\n    logdate date not null\n"
+               ") PARTITION BY RANGE (logdate);\n```\n")
+    repl = "Read a file's lines:\n\n```\n>>> with open('a.txt') as f:\n...     lines = f.readlines()\n```\n"
+    found = [c.text for c in candidates([Passage("p.md", example, 0.5), Passage("r.md", repl, 0.5)])]
+    assert found == ["Create a range partitioned table: `CREATE TABLE measurement ( logdate date not null "
+                     ") PARTITION BY RANGE (logdate);`",
+                     "Read a file's lines: `with open('a.txt') as f: lines = f.readlines()`"]
+    answer = " ".join(ExtractiveEngine.render(candidates([Passage("p.md", example, 0.5)])))
+    result = check(answer, [Passage("p.md", example, 0.5)])
+    assert result.invalid_citations == [] and result.support == 1.0
+
+
+@pytest.mark.parametrize("code", ["a\nb\nc\nd\ne\nf\ng", "x = rows[1]", "print(`x`)", "<<<SRC-1", "x = 1. Then y"])
+def test_a_long_example_or_one_that_would_read_as_a_citation_or_a_fence_is_not_carried(code: str) -> None:
+    found = [c.text for c in candidates([Passage("p.md", f"Run the whole example below:\n\n```\n{code}\n```\n", 0.5)])]
+    assert found == ["Run the whole example below"]
