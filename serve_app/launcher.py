@@ -149,7 +149,10 @@ def http_address(config: dict) -> tuple[str, int]:
 # ------------------------------------------------------------------ lifecycle
 
 def port_is_free(host: str, port: int) -> bool:
+    """Nothing listens on host:port. SO_REUSEADDR, as every server sets it: the closed
+    connections of a service just stopped (TIME_WAIT, up to 60 s) do not count as a user."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
@@ -279,6 +282,7 @@ class Graph:
                 with contextlib.suppress(psutil.Error):
                     if child.is_running():
                         child.kill()
+            psutil.wait_procs(list(self._seen.values()), timeout=5.0)   # killed: their ports are free after
             self._procs.clear()
             self._seen.clear()
         finally:

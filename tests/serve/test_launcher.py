@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 
 from serve_app.cli import main
 from serve_app.config_check import problems
-from serve_app.launcher import LaunchError, parse_set, probe, render, settings_fields
+from serve_app.launcher import LaunchError, parse_set, port_is_free, probe, render, settings_fields
 from tests.serve.conftest import REPO, pids_with, stub_command
 from tests.ports import free_port
 
@@ -137,3 +138,17 @@ def test_launch_serves_until_sigterm_and_leaves_no_process_behind(tmp_path):
         time.sleep(0.2)
     assert _alive(started) == [] and _alive(pids_with(tag)) == []
     assert probe(f"http://127.0.0.1:{port}/healthz", 2) is None
+
+
+def test_a_port_is_in_use_while_something_listens_not_while_closed_connections_linger():
+    """`make eval` starts a graph per entry on one port: the connections the last one closed
+    (TIME_WAIT on the server side) must not make the next start fail as "already in use"."""
+    port = free_port()
+    listener = socket.create_server(("127.0.0.1", port))
+    client = socket.create_connection(("127.0.0.1", port))
+    served, _ = listener.accept()
+    assert not port_is_free("127.0.0.1", port)
+    served.close()                   # the server closes first: its side waits in TIME_WAIT
+    client.close()
+    listener.close()
+    assert port_is_free("127.0.0.1", port)
