@@ -140,7 +140,8 @@ def _inline_code(text: str, unit: Unit) -> str:
     """A short code block as one line of code ("" when it is longer than
     CODE_MAX_LINES or holds what would read as a citation, a prompt fence or a
     backtick): "Create a range partitioned table:" answers with its example."""
-    lines = [_REPL_PROMPT.sub("", line).strip() for line in text[unit.start:unit.end].split("\n")]
+    lines = [_REPL_PROMPT.sub("", line).strip().removesuffix("\\").rstrip()   # a shell line's continuation
+             for line in text[unit.start:unit.end].split("\n")]
     lines = [line for line in lines if line and not line.startswith(("```", "~~~"))]
     code = " ".join(lines)
     if not lines or len(lines) > CODE_MAX_LINES or "`" in code or _MARKER_LIKE.search(code) \

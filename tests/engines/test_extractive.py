@@ -228,10 +228,13 @@ def test_a_lead_in_carries_its_short_code_example_on_one_line() -> None:
     example = ("Create a range partitioned table:\n\n```sql\nCREATE TABLE measurement (\n    logdate date not null\n"
                ") PARTITION BY RANGE (logdate);\n```\n")
     repl = "Read a file's lines:\n\n```\n>>> with open('a.txt') as f:\n...     lines = f.readlines()\n```\n"
-    found = [c.text for c in candidates([Passage("p.md", example, 0.5), Passage("r.md", repl, 0.5)])]
+    shell = "Register it with the host:\n\n```sh\nclaude mcp add echo \\\n  /path/to/echo --flag\n```\n"
+    found = [c.text for c in candidates([Passage("p.md", example, 0.5), Passage("r.md", repl, 0.5),
+                                         Passage("s.md", shell, 0.5)])]
     assert found == ["Create a range partitioned table: `CREATE TABLE measurement ( logdate date not null "
                      ") PARTITION BY RANGE (logdate);`",
-                     "Read a file's lines: `with open('a.txt') as f: lines = f.readlines()`"]
+                     "Read a file's lines: `with open('a.txt') as f: lines = f.readlines()`",
+                     "Register it with the host: `claude mcp add echo /path/to/echo --flag`"]
     answer = " ".join(ExtractiveEngine.render(candidates([Passage("p.md", example, 0.5)])))
     result = check(answer, [Passage("p.md", example, 0.5)])
     assert result.invalid_citations == [] and result.support == 1.0
