@@ -30,6 +30,7 @@ from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import CollectionNotFound, EmptyQuery, InputError
 from .links import chunk_url
 from .minilm import default_embedder
+from .query_embedding import QueryEmbedder
 from .ranking import DEFAULT_RANKING, Ranking, fuse_documents, rank, rrf
 from .snapshot import Snapshot
 from .textsearch import cjk_share, match_expression, query_terms
@@ -65,6 +66,7 @@ class Index:
         self._embedder = embedder
         self._snapshot: Snapshot | None = None
         self._data_version: int | None = None
+        self._queries = QueryEmbedder()
         try:
             lexical.prepare_connection(self._conn)
             self._check_model(self._meta)
@@ -78,6 +80,7 @@ class Index:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            self._queries.close()
 
     def __enter__(self) -> "Index":
         return self
@@ -118,8 +121,8 @@ class Index:
             raise EmptyQuery("the query has only stopwords or punctuation: ask with content words")
         clock = time.perf_counter
         t0 = clock()
-        query_vector = self._get_embedder().embed([query])[0]
-        t1 = clock()
+        snapshot = self._snapshot      # its size decides; the search re-reads it below, under the lock
+        embedding = self._queries.start(self._get_embedder(), query, len(snapshot.ids) if snapshot else 0)
         with self._lock, self._read_transaction():
             self._ensure_current()
             snapshot = self._snapshot
@@ -128,14 +131,7 @@ class Index:
             start, end = snapshot.slices.get(collection, (0, 0)) if collection else (0, len(snapshot.ids))
             if end == start:
                 return []
-            # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
-            # 3-5x slower here whenever another process held the other core.
-            dense_ids = None if self._exact else ann_top_ids(
-                snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, query_vector, CANDIDATES)
-            if dense_ids is None:   # no ANN file covers it: the exact scan
-                scores = np.einsum("ij,j->i", snapshot.matrix[start:end], query_vector)
-                dense_ids = self._top_dense(scores, snapshot.ids[start:end])
-            t2 = clock()
+            t1 = clock()
             ranking = self.ranking
             bm25: dict[int, float] = {}
             fields: dict[int, float] = {}
@@ -155,12 +151,22 @@ class Index:
                         lambda i: self._phrase_scores(terms[i], snapshot, lexical.FIELDS_TABLE))
                     fields_ids = snapshot.ids[rows]
                     fields = dict(zip(fields_ids.tolist(), values.tolist()))
-                if mode == "hybrid" and ranking.doc_bm25_weight:
-                    docs, values = snapshot.document_postings().rank(phrases, start, end, CANDIDATES)
-                    doc_bm25 = dict(zip(docs.tolist(), values.tolist()))
-                    doc_best = doclexical.best_chunks(snapshot.doc_ids[start:end], snapshot.ids[start:end],
-                                                      snapshot.matrix[start:end], query_vector, docs)
+            t2 = clock()
+            query_vector, embed_ms = embedding()     # BM25 above ran while a large index's query was embedded
             t3 = clock()
+            # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
+            # 3-5x slower here whenever another process held the other core.
+            dense_ids = None if self._exact else ann_top_ids(
+                snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, query_vector, CANDIDATES)
+            if dense_ids is None:   # no ANN file covers it: the exact scan
+                scores = np.einsum("ij,j->i", snapshot.matrix[start:end], query_vector)
+                dense_ids = self._top_dense(scores, snapshot.ids[start:end])
+            if mode == "hybrid" and ranking.doc_bm25_weight:
+                docs, values = snapshot.document_postings().rank(phrases, start, end, CANDIDATES)
+                doc_bm25 = dict(zip(docs.tolist(), values.tolist()))
+                doc_best = doclexical.best_chunks(snapshot.doc_ids[start:end], snapshot.ids[start:end],
+                                                  snapshot.matrix[start:end], query_vector, docs)
+            t4 = clock()
             dense_factor = CJK_DENSE_WEIGHT if self._dense_is_blind_to(query) else 1.0
             rankings = {"hybrid": [(dense_ids, ranking.dense_weight * dense_factor), (bm25_ids, ranking.bm25_weight),
                                    (fields_ids, ranking.fields_weight)],
@@ -197,9 +203,9 @@ class Index:
                             doc_score=item.doc_score, score=item.score, coverage=covered,
                             doc_cosine=doc_cosine.get(doc_id, 0.0), url=url))
         if timings is not None:
-            t4 = clock()
-            timings.update(embed=(t1 - t0) * 1e3, dense=(t2 - t1) * 1e3, bm25=(t3 - t2) * 1e3,
-                           fuse=(t4 - t3) * 1e3)
+            t5 = clock()
+            timings.update(embed=embed_ms, wait=(t3 - t2) * 1e3, dense=(t4 - t3) * 1e3, bm25=(t2 - t1) * 1e3,
+                           fuse=(t5 - t4) * 1e3, total=(t5 - t0) * 1e3)
         return hits
 
     def _convex(self, snapshot: Snapshot, candidates: np.ndarray, query_vector: np.ndarray,

@@ -93,3 +93,26 @@ def test_browsing_apis_describe_the_collection(index):
     assert index.content_hash("cmcp") == index.content_hash("cmcp") and len(index.content_hash("cmcp")) == 64
     assert [c.name for c in index.collections()] == ["cmcp"]
     assert not index.is_empty("cmcp") and index.is_empty("nope")
+
+
+def test_a_large_index_embeds_the_query_beside_bm25_with_the_same_results(cmcp_index, monkeypatch):
+    """From PARALLEL_EMBED_MIN_CHUNKS chunks the query is embedded in a worker thread while
+    BM25 runs (docindex/query_embedding.py); here the threshold is lowered to this index."""
+    from docindex import query_embedding
+
+    questions = ["how do I put TLS in front of the HTTP transport", "symlink escape case study", "tls"]
+    with Index(cmcp_index) as index:
+        before = [[(h.chunk_id, h.fusion, h.cosine) for h in index.search(q, k=5)] for q in questions]
+        monkeypatch.setattr(query_embedding, "PARALLEL_EMBED_MIN_CHUNKS", 1)
+        threads: set[str] = set()
+        real = index._get_embedder().embed
+        monkeypatch.setattr(index._get_embedder(), "embed",
+                            lambda texts: threads.add(threading.current_thread().name) or real(texts))
+        timings: dict[str, float] = {}
+        after = [[(h.chunk_id, h.fusion, h.cosine) for h in index.search(q, k=5, timings=timings)]
+                 for q in questions]
+        with pytest.raises(CollectionNotFound):      # an error while the embedding runs loses nothing
+            index.search("tls", collection="nope")
+    assert after == before
+    assert threads and all(name.startswith("docindex-query") for name in threads)
+    assert {"embed", "wait", "bm25", "dense", "fuse", "total"} <= set(timings)
