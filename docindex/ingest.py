@@ -15,27 +15,25 @@ size bound checked before reading, and every file not ingested is reported in
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
-import stat as stat_module
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Iterable
 
 import numpy as np
 
 from . import ann_build, quotable, store
-from .bounds import DEFAULT_MAX_FILE_BYTES, UnreadableFile, file_kind, read_regular_file, too_large
-from .chunking import Chunk, chunk_blocks
+from .bounds import DEFAULT_MAX_FILE_BYTES
+from .chunking import Chunk
 from .discover import Candidate, NothingToIngest, discover
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import InputError, StoreError
-from .extract import extract
 from .links import check_base_url
 from .minilm import default_embedder
+from .ingest_read import Embedded, FileResult, Pending, Prepare, read_file
 from .textsearch import index_text
 
 EMBED_FLUSH_CHUNKS = 256    # embed and write once this many chunks are pending
@@ -67,18 +65,6 @@ class IngestReport:
             return f"dry run: {counts}; {self.chunks} chunks would be written; nothing written ({self.seconds:.1f} s)"
         version = f" (index version {self.index_version})" if self.index_version is not None else ""
         return f"{counts}; {self.chunks} chunks in {self.seconds:.1f} s{version}"
-
-
-@dataclass
-class _Pending:
-    candidate: Candidate
-    sha256: str
-    size: int
-    mtime_ns: int
-    title: str
-    metadata: dict
-    chunks: list[Chunk]
-    doc_id: int | None          # set when replacing a known document
 
 
 def ingest(
@@ -192,7 +178,7 @@ def _run(candidates: list[Candidate], known: dict, writer: "_Writer", report: In
     with bar or nullcontext():
         task = bar.add_task("ingesting", total=len(candidates)) if bar else None
         if prepare is None:     # the local path: read, chunk here; embedded by the writer in batches
-            results: Iterable[tuple[FileResult, np.ndarray | None]] = (
+            results: Iterable[tuple[FileResult, Embedded | None]] = (
                 (read_file(c, known.get(c.source), writer.embedder.count_tokens, force=force, max_bytes=max_bytes),
                  None) for c in candidates)
         else:                   # e.g. `--ray`: read, chunked and embedded elsewhere, in candidate order
@@ -212,56 +198,7 @@ def _run(candidates: list[Candidate], known: dict, writer: "_Writer", report: In
                 report.changes.append(("remove", source))
 
 
-@dataclass
-class FileResult:
-    """What reading one file gave: a document to write (`pending`), nothing new
-    (`unchanged`, with `new_stat` when it was touched), or why it was skipped (`error`)."""
-    candidate: Candidate
-    known: tuple | None
-    pending: _Pending | None = None
-    unchanged: bool = False
-    new_stat: tuple[int, int] | None = None     # (size, mtime_ns) to remember for identical content
-    error: str | None = None
-
-
-class Prepare(Protocol):
-    """Reads, chunks and embeds the candidates elsewhere (docindex/ingest_ray.py); yields one
-    (result, vectors) per candidate, in the candidates' order (vectors None: embed here)."""
-
-    def __call__(self, candidates: list[Candidate], known: dict, *, force: bool,
-                 max_bytes: int) -> Iterable[tuple[FileResult, np.ndarray | None]]: ...
-
-
-def read_file(candidate: Candidate, known: tuple | None, count_tokens: Callable[[str], int],
-              *, force: bool, max_bytes: int) -> FileResult:
-    """One file, read and chunked without touching the index: type and size checked by stat
-    before anything is read (a file skipped here keeps its previous version in the collection,
-    if it had one). Pure, so `--ray` workers run exactly this (docindex/ingest_ray.py)."""
-    try:
-        stat = os.lstat(candidate.read_path)
-        if not stat_module.S_ISREG(stat.st_mode):      # swapped since discovery
-            raise UnreadableFile(f"not a regular file ({file_kind(stat.st_mode)})")
-        if stat.st_size > max_bytes:
-            raise UnreadableFile(too_large(stat.st_size, max_bytes))
-        if known and not force and (stat.st_size, stat.st_mtime_ns) == (known[2], known[3]):
-            return FileResult(candidate, known, unchanged=True)          # fast path: no read, no hash
-        data = read_regular_file(candidate.read_path, max_bytes)
-        sha256 = hashlib.sha256(data).hexdigest()
-        if known and not force and sha256 == known[1]:                   # touched but identical
-            return FileResult(candidate, known, unchanged=True, new_stat=(stat.st_size, stat.st_mtime_ns))
-        extracted = extract(candidate.path, data)
-        del data
-    except (UnreadableFile, OSError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return FileResult(candidate, known, error=f"{candidate.path}: {reason}")
-    title = extracted.title or candidate.path.stem
-    chunks = chunk_blocks(extracted.blocks, title, count_tokens)
-    return FileResult(candidate, known, pending=_Pending(
-        candidate, sha256, stat.st_size, stat.st_mtime_ns, title, extracted.metadata, chunks,
-        known[0] if known else None))
-
-
-def record(result: FileResult, writer: "_Writer", report: IngestReport, vectors: np.ndarray | None = None) -> None:
+def record(result: FileResult, writer: "_Writer", report: IngestReport, vectors: Embedded | None = None) -> None:
     """Count `result` in the report and hand it to the writer (embedded there unless `vectors` are given)."""
     candidate, known = result.candidate, result.known
     if result.error is not None:
@@ -317,10 +254,10 @@ class _Writer:
         self.embedder = embedder
         self.report = report
         self.dry_run = dry_run
-        self.pending: list[_Pending] = []
+        self.pending: list[Pending] = []
         self.pending_chunks = 0
 
-    def add(self, item: _Pending) -> None:
+    def add(self, item: Pending) -> None:
         if self.dry_run:
             self.report.chunks += len(item.chunks)
             return
@@ -329,13 +266,16 @@ class _Writer:
         if self.pending_chunks >= EMBED_FLUSH_CHUNKS:
             self.flush()
 
-    def write_embedded(self, item: _Pending, vectors: np.ndarray) -> None:
-        """Write a document whose chunks were embedded elsewhere (`--ray`), in call order."""
+    def write_embedded(self, item: Pending, embedded: Embedded) -> None:
+        """Write a document whose chunks were embedded elsewhere (`--ray`), in call order; its
+        quote vectors are made here unless they were made there."""
         self.flush()            # anything still pending was read first, so it is written first
         if self.dry_run:
             self.report.chunks += len(item.chunks)
             return
-        self._write(item, vectors, self._quotes(item.chunks))
+        quotes = embedded.quotes if embedded.quotes is not None or not self.quote_vectors else \
+            self._quotes(item.chunks)
+        self._write(item, embedded.vectors, quotes if self.quote_vectors else None)
         self.report.chunks += len(item.chunks)
 
     def flush(self) -> None:
@@ -362,7 +302,7 @@ class _Writer:
         """Each chunk's quote-vector blob (quotable.chunk_blobs), or None when they are not made."""
         return quotable.chunk_blobs([c.text for c in chunks], self._embed) if self.quote_vectors else None
 
-    def _write(self, item: _Pending, vectors, quotes: list[bytes | None] | None) -> None:
+    def _write(self, item: Pending, vectors, quotes: list[bytes | None] | None) -> None:
         fields = dict(source=item.candidate.source, path=str(item.candidate.path), sha256=item.sha256,
                       size=item.size, mtime_ns=item.mtime_ns, title=item.title, metadata=item.metadata)
         if item.doc_id is None:

@@ -36,10 +36,12 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from . import quotable
 from .bounds import DEFAULT_MAX_FILE_BYTES
 from .discover import Candidate, discover
 from .errors import IngestError, InputError
-from .ingest import EMBED_MAX_TEXTS, FileResult, IngestReport, ingest, read_file
+from .ingest import EMBED_MAX_TEXTS, IngestReport, ingest
+from .ingest_read import Embedded, FileResult, read_file
 
 EXTRA = "ray-ingest"
 FILES_PER_BATCH = 4             # files per map_batches call: small, so work spreads evenly and streams
@@ -58,8 +60,8 @@ def ingest_with_ray(paths: list[Path], db: Path, collection: str, *, address: st
     else the cluster `ray start` left on this machine, else a new local one), "local" (a new
     local Ray for this run), "HOST:PORT" or "ray://HOST:PORT".
     `workers`: actors reading and embedding at once (default: the cluster's CPUs).
-    `quote_vectors`: the chunks' quotable sentences are embedded by this (the writing)
-    process, not by the actors (KNOWN_LIMITATIONS.md); --no-quote-vectors skips them.
+    `quote_vectors`: the chunks' quotable sentences are embedded by the actors too, with
+    the chunks (docindex/quotable.py); --no-quote-vectors skips them.
 
     Everything that can fail fast does so before the index is opened: the extra, the
     paths, the address. Raises InputError / IngestError / StoreError like ingest()."""
@@ -68,7 +70,7 @@ def ingest_with_ray(paths: list[Path], db: Path, collection: str, *, address: st
         raise InputError(f"--ray-workers must be at least 1, not {workers}")
     discover([Path(p) for p in paths], follow_external_links=follow_external_links)   # bad paths: before Ray
     with _connected(address, workers):
-        prepare = _RayPrepare(workers)
+        prepare = _RayPrepare(workers, quote_vectors)
         return ingest(paths, db, collection, force=force, progress=progress,
                       follow_external_links=follow_external_links, max_file_bytes=max_file_bytes,
                       prepare=prepare, base_url=base_url, quote_vectors=quote_vectors)
@@ -141,9 +143,10 @@ def _first_line(exc: BaseException) -> str:
 class _RayPrepare:
     """ingest()'s `prepare` hook: the candidates through Ray Data, results back in order."""
 
-    def __init__(self, workers: int | None) -> None:
+    def __init__(self, workers: int | None, quote_vectors: bool = True) -> None:
         import ray
 
+        self.quotes = quote_vectors
         resources = ray.cluster_resources()       # type: ignore[no-untyped-call]
         self.cpus = max(1, int(resources.get("CPU", 1)))
         self.gpus = int(resources.get("GPU", 0))
@@ -153,7 +156,7 @@ class _RayPrepare:
         self.workers = min(workers or self.cpus, self.cpus)
 
     def __call__(self, candidates: list[Candidate], known: dict[str, Any], *, force: bool,
-                 max_bytes: int) -> Iterator[tuple[FileResult, np.ndarray | None]]:
+                 max_bytes: int) -> Iterator[tuple[FileResult, Embedded | None]]:
         import ray
         import ray.data
         from ray.exceptions import RayError
@@ -171,9 +174,11 @@ class _RayPrepare:
             dataset = dataset.map_batches(_Reader, batch_size=FILES_PER_BATCH, num_cpus=1,
                                           compute=ray.data.ActorPoolStrategy(size=readers))
             dataset = dataset.map_batches(_GpuEmbedder, batch_size=FILES_PER_BATCH, num_gpus=1,
+                                          fn_constructor_kwargs={"quotes": self.quotes},
                                           compute=ray.data.ActorPoolStrategy(size=self.gpus))
         else:               # one actor per CPU does both: nothing crosses the object store twice
             dataset = dataset.map_batches(_Worker, batch_size=FILES_PER_BATCH, num_cpus=1,
+                                          fn_constructor_kwargs={"quotes": self.quotes},
                                           compute=ray.data.ActorPoolStrategy(size=self.workers))
         try:
             for row in dataset.iter_rows():
@@ -184,15 +189,17 @@ class _RayPrepare:
 
 
 class _Worker:
-    """A Ray Data actor: reads and chunks files (ingest.read_file) and/or embeds their chunks."""
+    """A Ray Data actor: reads and chunks files (ingest_read.read_file) and/or embeds their
+    chunks, and their quotable sentences when `quotes`."""
 
-    def __init__(self, read: bool = True, embed: bool = True, gpu: bool = False) -> None:
+    def __init__(self, read: bool = True, embed: bool = True, gpu: bool = False, quotes: bool = True) -> None:
         self._count_tokens = _token_counter() if read else None
         self._embedder = _worker_embedder(gpu) if embed else None
+        self._quotes = quotes
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """`work` rows (pickled read_file arguments) or `out` rows of a reading stage → `out`
-        rows: pickled (FileResult, its chunks' vectors or None)."""
+        rows: pickled (FileResult, Embedded or None)."""
         if self._count_tokens is not None:
             results = []
             for work in batch["work"]:
@@ -202,13 +209,19 @@ class _Worker:
             results = [pickle.loads(out)[0] for out in batch["out"]]
         return {"out": np.array([pickle.dumps((r, self._embed(r))) for r in results], dtype=object)}
 
-    def _embed(self, result: FileResult) -> np.ndarray | None:
+    def _embed(self, result: FileResult) -> Embedded | None:
         if result.pending is None or self._embedder is None:
             return None
-        texts = [chunk.embed_text for chunk in result.pending.chunks]
+        chunks = result.pending.chunks
+        quotes = quotable.chunk_blobs([c.text for c in chunks], self._vectors) if self._quotes else None
+        return Embedded(self._vectors([chunk.embed_text for chunk in chunks]), quotes)
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        embedder = self._embedder
+        assert embedder is not None                 # only an embedding actor gets here
         if not texts:
-            return np.zeros((0, self._embedder.dim), dtype=np.float32)
-        return np.concatenate([self._embedder.embed(texts[start:start + EMBED_MAX_TEXTS])
+            return np.zeros((0, embedder.dim), dtype=np.float32)
+        return np.concatenate([embedder.embed(texts[start:start + EMBED_MAX_TEXTS])
                                for start in range(0, len(texts), EMBED_MAX_TEXTS)])
 
 
@@ -218,8 +231,8 @@ class _Reader(_Worker):
 
 
 class _GpuEmbedder(_Worker):
-    def __init__(self) -> None:
-        super().__init__(read=False, gpu=True)
+    def __init__(self, quotes: bool = True) -> None:
+        super().__init__(read=False, gpu=True, quotes=quotes)
 
 
 def _token_counter() -> Any:

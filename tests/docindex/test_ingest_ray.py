@@ -51,6 +51,8 @@ def dump(db: Path) -> dict[str, list[tuple]]:
             "chunks": conn.execute("SELECT id, doc_id, collection, ordinal, level, anchor, heading_path, text "
                                    "FROM chunks ORDER BY id").fetchall(),
             "vectors": conn.execute("SELECT chunk_id, embedding FROM vectors ORDER BY chunk_id").fetchall(),
+            "quote_vectors": conn.execute("SELECT chunk_id, data FROM quote_vectors ORDER BY chunk_id").fetchall()
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'quote_vectors'").fetchone() else [],
             "fts": conn.execute("SELECT rowid, body, collection FROM chunks_fts ORDER BY rowid").fetchall(),
             "meta": conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('created_at', 'updated_at') "
                                  "ORDER BY key").fetchall(),
@@ -95,7 +97,7 @@ def test_a_ray_ingest_writes_what_the_local_path_writes(tmp_path: Path) -> None:
     assert result.stdout.startswith(f"2 added, 1 changed, 1 removed, 3 unchanged, 1 skipped; {local.chunks} chunks")
     assert (local.added, local.changed, local.removed, local.unchanged) == (2, 1, 1, 3)
     expected, got = dump(local_db), dump(ray_db)
-    assert len(expected["vectors"]) >= 20
+    assert len(expected["vectors"]) >= 20 and len(expected["quote_vectors"]) >= 20   # the actors embed both
     for table in expected:
         assert got[table] == expected[table], table
 

@@ -1,0 +1,89 @@
+"""One file read and chunked without touching the index: what ingest does per file,
+here or in a `--ray` worker (docindex/ingest_ray.py runs exactly `read_file`).
+
+`read_file` gives a `FileResult`: a document to write, nothing new, or why the
+file was skipped. A `Prepare` hook (ingest's `prepare`) does this elsewhere and
+hands back each document's vectors as `Embedded`.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_module
+from dataclasses import dataclass
+from typing import Callable, Iterable, NamedTuple, Protocol
+
+import numpy as np
+
+from .bounds import UnreadableFile, file_kind, read_regular_file, too_large
+from .chunking import Chunk, chunk_blocks
+from .discover import Candidate
+from .extract import extract
+
+
+@dataclass
+class Pending:
+    candidate: Candidate
+    sha256: str
+    size: int
+    mtime_ns: int
+    title: str
+    metadata: dict
+    chunks: list[Chunk]
+    doc_id: int | None          # set when replacing a known document
+
+
+
+@dataclass
+class FileResult:
+    """What reading one file gave: a document to write (`pending`), nothing new
+    (`unchanged`, with `new_stat` when it was touched), or why it was skipped (`error`)."""
+    candidate: Candidate
+    known: tuple | None
+    pending: Pending | None = None
+    unchanged: bool = False
+    new_stat: tuple[int, int] | None = None     # (size, mtime_ns) to remember for identical content
+    error: str | None = None
+
+
+class Embedded(NamedTuple):
+    """A document's chunk vectors made elsewhere, with their quote-vector blobs if made there too."""
+    vectors: np.ndarray
+    quotes: list[bytes | None] | None = None
+
+
+class Prepare(Protocol):
+    """Reads, chunks and embeds the candidates elsewhere (docindex/ingest_ray.py); yields one
+    (result, embedded) per candidate, in the candidates' order (embedded None: embed here)."""
+
+    def __call__(self, candidates: list[Candidate], known: dict, *, force: bool,
+                 max_bytes: int) -> Iterable[tuple[FileResult, Embedded | None]]: ...
+
+
+def read_file(candidate: Candidate, known: tuple | None, count_tokens: Callable[[str], int],
+              *, force: bool, max_bytes: int) -> FileResult:
+    """One file, read and chunked without touching the index: type and size checked by stat
+    before anything is read (a file skipped here keeps its previous version in the collection,
+    if it had one). Pure, so `--ray` workers run exactly this (docindex/ingest_ray.py)."""
+    try:
+        stat = os.lstat(candidate.read_path)
+        if not stat_module.S_ISREG(stat.st_mode):      # swapped since discovery
+            raise UnreadableFile(f"not a regular file ({file_kind(stat.st_mode)})")
+        if stat.st_size > max_bytes:
+            raise UnreadableFile(too_large(stat.st_size, max_bytes))
+        if known and not force and (stat.st_size, stat.st_mtime_ns) == (known[2], known[3]):
+            return FileResult(candidate, known, unchanged=True)          # fast path: no read, no hash
+        data = read_regular_file(candidate.read_path, max_bytes)
+        sha256 = hashlib.sha256(data).hexdigest()
+        if known and not force and sha256 == known[1]:                   # touched but identical
+            return FileResult(candidate, known, unchanged=True, new_stat=(stat.st_size, stat.st_mtime_ns))
+        extracted = extract(candidate.path, data)
+        del data
+    except (UnreadableFile, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return FileResult(candidate, known, error=f"{candidate.path}: {reason}")
+    title = extracted.title or candidate.path.stem
+    chunks = chunk_blocks(extracted.blocks, title, count_tokens)
+    return FileResult(candidate, known, pending=Pending(
+        candidate, sha256, stat.st_size, stat.st_mtime_ns, title, extracted.metadata, chunks,
+        known[0] if known else None))
