@@ -134,19 +134,21 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
 
 CODE_MAX_LINES = 6
 _REPL_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
+_COMMENT = re.compile(r"(?:^|\s)(?:#|//|--)(?:\s|$)")           # shell/Python, C/JS, SQL
 
 
 def _inline_code(text: str, unit: Unit) -> str:
     """A short code block as one line of code ("" when it is longer than
-    CODE_MAX_LINES or holds what would read as a citation, a prompt fence or a
-    backtick): "Create a range partitioned table:" answers with its example."""
+    CODE_MAX_LINES or holds what would read as a citation, a prompt fence, a
+    backtick, or a comment before its last line): "Create a range partitioned
+    table:" answers with its example."""
     lines = [_REPL_PROMPT.sub("", line).strip().removesuffix("\\").rstrip()   # a shell line's continuation
              for line in text[unit.start:unit.end].split("\n")]
     lines = [line for line in lines if line and not line.startswith(("```", "~~~"))]
     code = " ".join(lines)
     if not lines or len(lines) > CODE_MAX_LINES or "`" in code or _MARKER_LIKE.search(code) \
-            or _FENCE_RUN.search(code):
-        return ""
+            or _FENCE_RUN.search(code) or any(_COMMENT.search(line) for line in lines[:-1]):
+        return ""                   # on one line, a comment would swallow the lines after it
     return code
 
 

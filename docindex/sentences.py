@@ -21,7 +21,7 @@ from typing import Literal
 
 UnitKind = Literal["prose", "heading", "item", "row", "code"]
 
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s+|$)")     # "3." alone: a chunk cut after an item's marker
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _ROW = re.compile(r"^\s*\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")

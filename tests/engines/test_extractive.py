@@ -240,7 +240,15 @@ def test_a_lead_in_carries_its_short_code_example_on_one_line() -> None:
     assert result.invalid_citations == [] and result.support == 1.0
 
 
-@pytest.mark.parametrize("code", ["a\nb\nc\nd\ne\nf\ng", "x = rows[1]", "print(`x`)", "<<<SRC-1", "x = 1. Then y"])
+@pytest.mark.parametrize("code", ["a\nb\nc\nd\ne\nf\ng", "x = rows[1]", "print(`x`)", "<<<SRC-1", "x = 1. Then y",
+                                  "make run   # on CPU\nserve run gpu.yaml", "x = 1  // one\ny = 2",
+                                  "SELECT 1; -- one\nSELECT 2;"])
 def test_a_long_example_or_one_that_would_read_as_a_citation_or_a_fence_is_not_carried(code: str) -> None:
     found = [c.text for c in candidates([Passage("p.md", f"Run the whole example below:\n\n```\n{code}\n```\n", 0.5)])]
     assert found == ["Run the whole example below"]
+
+
+def test_a_chunk_cut_after_a_list_items_marker_does_not_end_a_sentence_with_it() -> None:
+    found = [c.text for c in candidates([Passage("a.md", "2. builds the demo index when its files changed "
+                                                          "since the last build;\n3.", 0.5)])]
+    assert found == ["builds the demo index when its files changed since the last build"]
