@@ -34,6 +34,7 @@ _FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the 
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_DANGLING_MARKER = re.compile(r"[;,]\s+\d{1,3}[.)]$")   # "…; 3.": the next item's marker, cut from its text
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ def clean_sentence(raw: str) -> str:
     text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
                           text.replace("[", "(").replace("]", ")"))
     text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
+    text = _DANGLING_MARKER.sub("", text)
     return text.rstrip(".!?:;, ")
 
 
@@ -142,7 +144,7 @@ def _inline_code(text: str, unit: Unit) -> str:
     CODE_MAX_LINES or holds what would read as a citation, a prompt fence, a
     backtick, or a comment before its last line): "Create a range partitioned
     table:" answers with its example."""
-    lines = [_REPL_PROMPT.sub("", line).strip().removesuffix("\\").rstrip()   # a shell line's continuation
+    lines = [" ".join(_REPL_PROMPT.sub("", line).strip().removesuffix("\\").split())   # a shell line's continuation
              for line in text[unit.start:unit.end].split("\n")]
     lines = [line for line in lines if line and not line.startswith(("```", "~~~"))]
     code = " ".join(lines)

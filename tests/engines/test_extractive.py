@@ -228,7 +228,7 @@ def test_a_lead_in_carries_its_short_code_example_on_one_line() -> None:
     example = ("Create a range partitioned table:\n\n```sql\nCREATE TABLE measurement (\n    logdate date not null\n"
                ") PARTITION BY RANGE (logdate);\n```\n")
     repl = "Read a file's lines:\n\n```\n>>> with open('a.txt') as f:\n...     lines = f.readlines()\n```\n"
-    shell = "Register it with the host:\n\n```sh\nclaude mcp add echo \\\n  /path/to/echo --flag\n```\n"
+    shell = "Register it with the host:\n\n```sh\nclaude mcp add echo \\\n  /path/to/echo    --flag\n```\n"
     found = [c.text for c in candidates([Passage("p.md", example, 0.5), Passage("r.md", repl, 0.5),
                                          Passage("s.md", shell, 0.5)])]
     assert found == ["Create a range partitioned table: `CREATE TABLE measurement ( logdate date not null "
@@ -252,3 +252,6 @@ def test_a_chunk_cut_after_a_list_items_marker_does_not_end_a_sentence_with_it()
     found = [c.text for c in candidates([Passage("a.md", "2. builds the demo index when its files changed "
                                                           "since the last build;\n3.", 0.5)])]
     assert found == ["builds the demo index when its files changed since the last build"]
+    joined = [c.text for c in candidates([Passage("b.md", "It serves that index as is (relative to where you ran "
+                                                          "`make run`); 3.", 0.5)])]
+    assert joined == ["It serves that index as is (relative to where you ran `make run`)"]
