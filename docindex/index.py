@@ -108,7 +108,8 @@ class Index:
         Raises EmptyQuery (empty, or only stopwords/punctuation), CollectionNotFound,
         InputError (k out of range). Returns [] when the index (or collection) has no chunks.
         `mode` "dense" or "bm25" ranks by one retriever alone (for evaluations).
-        `timings`, if given, receives milliseconds for embed, dense, bm25, fuse.
+        `timings`, if given, receives milliseconds for embed (its own run; beside BM25 on a large
+        index, query_embedding.py), wait (blocked on it after BM25), dense, bm25, fuse, total.
         """
         if mode not in _MODES:
             raise InputError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
