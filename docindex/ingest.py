@@ -31,13 +31,12 @@ from .chunking import Chunk
 from .discover import Candidate, NothingToIngest, discover
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import InputError, StoreError
+from .ingest_read import Embedded, FileResult, Pending, Prepare, embed_in_slices, read_file
 from .links import check_base_url
 from .minilm import default_embedder
-from .ingest_read import Embedded, FileResult, Pending, Prepare, read_file
 from .textsearch import index_text
 
 EMBED_FLUSH_CHUNKS = 256    # embed and write once this many chunks are pending
-EMBED_MAX_TEXTS = 1024      # texts per embed call: one huge file is embedded in slices
 # Chunks embedded at once while ingesting, one ORT thread each (queries use one in
 # all): one per usable core, at most 8.
 _USABLE_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -273,8 +272,7 @@ class _Writer:
         if self.dry_run:
             self.report.chunks += len(item.chunks)
             return
-        quotes = embedded.quotes if embedded.quotes is not None or not self.quote_vectors else \
-            self._quotes(item.chunks)
+        quotes = embedded.quotes if embedded.quotes is not None else self._quotes(item.chunks)
         self._write(item, embedded.vectors, quotes if self.quote_vectors else None)
         self.report.chunks += len(item.chunks)
 
@@ -294,9 +292,7 @@ class _Writer:
         self.pending_chunks = 0
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        return np.concatenate([self.embedder.embed(texts[start:start + EMBED_MAX_TEXTS])
-                               for start in range(0, len(texts), EMBED_MAX_TEXTS)]) if texts else \
-            np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return embed_in_slices(self.embedder, texts)
 
     def _quotes(self, chunks: list[Chunk]) -> list[bytes | None] | None:
         """Each chunk's quote-vector blob (quotable.chunk_blobs), or None when they are not made."""

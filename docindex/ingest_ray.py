@@ -40,8 +40,8 @@ from . import quotable
 from .bounds import DEFAULT_MAX_FILE_BYTES
 from .discover import Candidate, discover
 from .errors import IngestError, InputError
-from .ingest import EMBED_MAX_TEXTS, IngestReport, ingest
-from .ingest_read import Embedded, FileResult, read_file
+from .ingest import IngestReport, ingest
+from .ingest_read import Embedded, FileResult, embed_in_slices, read_file
 
 EXTRA = "ray-ingest"
 FILES_PER_BATCH = 4             # files per map_batches call: small, so work spreads evenly and streams
@@ -217,12 +217,8 @@ class _Worker:
         return Embedded(self._vectors([chunk.embed_text for chunk in chunks]), quotes)
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
-        embedder = self._embedder
-        assert embedder is not None                 # only an embedding actor gets here
-        if not texts:
-            return np.zeros((0, embedder.dim), dtype=np.float32)
-        return np.concatenate([embedder.embed(texts[start:start + EMBED_MAX_TEXTS])
-                               for start in range(0, len(texts), EMBED_MAX_TEXTS)])
+        assert self._embedder is not None           # only an embedding actor gets here
+        return embed_in_slices(self._embedder, texts)
 
 
 class _Reader(_Worker):

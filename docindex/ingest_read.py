@@ -3,7 +3,8 @@ here or in a `--ray` worker (docindex/ingest_ray.py runs exactly `read_file`).
 
 `read_file` gives a `FileResult`: a document to write, nothing new, or why the
 file was skipped. A `Prepare` hook (ingest's `prepare`) does this elsewhere and
-hands back each document's vectors as `Embedded`.
+hands back each document's vectors as `Embedded`; both make vectors with
+`embed_in_slices`.
 """
 from __future__ import annotations
 
@@ -18,7 +19,18 @@ import numpy as np
 from .bounds import UnreadableFile, file_kind, read_regular_file, too_large
 from .chunking import Chunk, chunk_blocks
 from .discover import Candidate
+from .embedder import Embedder
 from .extract import extract
+
+EMBED_MAX_TEXTS = 1024      # texts per embed call: one huge file is embedded in slices
+
+
+def embed_in_slices(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """`texts`' vectors, embedded EMBED_MAX_TEXTS at a time; a (0, dim) array for none."""
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.concatenate([embedder.embed(texts[start:start + EMBED_MAX_TEXTS])
+                           for start in range(0, len(texts), EMBED_MAX_TEXTS)])
 
 
 @dataclass
