@@ -59,6 +59,11 @@ SERVICE_ENTRIES = (
     ServiceEntry("extractive", {"engine": "extractive"}),
     # The embedded default model on llama.cpp (SmolLM2-135M): ~10 s an answer here.
     ServiceEntry("smollm2", {"engine": "llamacpp", "model": ""}, subset=True),
+    # The same weights on vLLM-CPU (bf16, converted from the GGUF on first use), constrained by
+    # the same grammar. Only from .venv-vllm (`make test-vllm`), with --only: no floors.
+    ServiceEntry("vllm-cpu", {"engine": "vllm", "model": "",
+                              "engine_options": {"enforce_eager": True, "max_model_len": 2048, "dtype": "bfloat16"}},
+                 subset=True),
 )
 
 
