@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from .errors import DocindexError
+from .ranking import RANKINGS, SEARCH_RANKING
 
 EXIT_SKIPPED = 3
 
@@ -178,9 +179,12 @@ def drop(collection: str, db: Path, dry_run: bool) -> None:
 @click.option("--collection", "-c", default=None, help="Search only this collection.")
 @click.option("-k", "k", default=5, show_default=True, type=click.IntRange(1, 100), help="Passages to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as a JSON array.")
+@click.option("--rank", "rank", type=click.Choice(sorted(RANKINGS)), default=SEARCH_RANKING, show_default=True,
+              help="pages: one chunk per page first, each page also scored as a whole (which page answers); "
+                   "passages: RRF of dense and BM25, the chunks an answer is given (as the MCP search tools).")
 @_library_errors
-def search(query: str, db: Path, collection: str | None, k: int, as_json: bool) -> None:
-    """Search the index with a question; hits are ranked by RRF fusion.
+def search(query: str, db: Path, collection: str | None, k: int, as_json: bool, rank: str) -> None:
+    """Search the index with a question: the pages that answer it, best first.
 
     Example:
 
@@ -188,7 +192,7 @@ def search(query: str, db: Path, collection: str | None, k: int, as_json: bool) 
     """
     from .index import Index
 
-    with Index(db) as index:
+    with Index(db, ranking=RANKINGS[rank]) as index:
         hits = index.search(query, k=k, collection=collection)
     if as_json:
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))

@@ -70,9 +70,16 @@ FUSIONS = ("rrf", "convex")
 # halves, but the passages it hands the answer hold less of the evidence: the live dev
 # eval's key facts fell 0.696 -> 0.565 and the extractive answers found less on both dev
 # halves (PostgreSQL 25 -> 24, Python 20 -> 18 of 60; retrieval_levers.md, Round 3,
-# "Answers"). The keep rule says it must not hurt the dev eval, so it is an option only.
+# "Answers"). The keep rule says it must not hurt the dev eval, so the answer keeps RRF.
+# Finding pages is another task: `docindex search` ranks pages by default (`--rank pages`,
+# issue 13's distinct-document metrics), and everything that feeds an answer (Index.search's
+# default, the MCP search tools the Retriever calls) ranks passages.
 DOCUMENT_RANKING = Ranking(fusion="convex", convex_dense=0.8, centroid_weight=0.1, per_doc=1)
 DEFAULT_RANKING = Ranking()
+RANKINGS = {"pages": DOCUMENT_RANKING, "passages": DEFAULT_RANKING}
+"""The rankings by the name `docindex search --rank` takes."""
+SEARCH_RANKING = "pages"
+"""`docindex search`'s default: a person (or a benchmark) asking which page answers."""
 
 
 @dataclass(frozen=True)

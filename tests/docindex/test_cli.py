@@ -54,6 +54,33 @@ def test_search_prints_ranked_hits_and_json(cmcp_index):
                                "doc_bm25", "coverage", "doc_cosine", "url"} == set(hits[0])
 
 
+def test_search_ranks_pages_by_default_and_passages_on_request(cmcp_index):
+    """`docindex search` finds pages (DOCUMENT_RANKING: no page twice before every page found
+    had its turn); `--rank passages` is the RRF order an answer gets (Index.search's default)."""
+    from docindex.index import Index
+    from docindex.ranking import DOCUMENT_RANKING
+
+    question = "how do I deploy behind a TLS terminator"
+
+    def ids(*extra: str) -> list[int]:
+        result = invoke("search", question, "--db", cmcp_index, "-k", "8", "--json", *extra)
+        assert result.exit_code == 0, result.output
+        return [hit["chunk_id"] for hit in json.loads(result.output)]
+
+    with Index(cmcp_index, ranking=DOCUMENT_RANKING) as index:
+        pages = index.search(question, k=8)
+    with Index(cmcp_index) as index:
+        passages = [hit.chunk_id for hit in index.search(question, k=8)]
+    assert ids() == [hit.chunk_id for hit in pages]
+    assert ids("--rank", "passages") == passages
+    sources = [hit.source for hit in pages]
+    seen_twice = next((i for i, s in enumerate(sources) if s in sources[:i]), len(sources))
+    assert len(set(sources[:seen_twice])) == seen_twice >= 2     # distinct pages first
+    wrong = invoke("search", question, "--db", cmcp_index, "--rank", "chunks")
+    assert wrong.exit_code == 2 and "'chunks' is not one of 'pages', 'passages'" in wrong.stderr
+    assert "Traceback" not in wrong.output
+
+
 def test_stats_reports_collections_and_model(cmcp_index):
     result = invoke("stats", "--db", cmcp_index)
     assert result.exit_code == 0
