@@ -1,0 +1,198 @@
+"""Levers tried on the extractive engine's choice, dev data only (none shipped: see the results).
+
+    python -m evals.extractive_levers     # → evals/results/extractive-levers.json
+
+Each lever changes one thing of the shipped engine (deployments/engines/extractive.py) and is
+scored, as the shipped engine is, on the cMCP `tune` half (key-fact recall,
+evals/extractive_tune.py) and on the DEV halves of the two out-of-sample corpora (the question's
+evidence string in the answer, evals/extractive_oos.py). A lever is kept only if it helps all
+three and hurts none; the test halves are not opened here.
+
+- `cover w`: selection adds w × the idf-weighted share of the question's words a sentence adds
+  to those the chosen sentences already have (two-part questions: cover both parts);
+- `suffix stems`: question and sentence words lose -ing/-ed/-es/-s/-ly before the 5-letter prefix;
+- `number cue w` / `code cue w`: a question asking for a count or limit ("how many", "maximum",
+  "default value") adds w to sentences with a digit; a how-to question ("how do I") adds w to
+  sentences with a code span;
+- `k n` / `clip c`: the engine is given n passages, or passages clipped at c characters (the
+  served prompt: 4 and 900).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from deployments.citations import content_words
+from deployments.engines import extractive as X
+from deployments.passage import Passage
+from deployments.prompt import PromptLimits, build_prompt
+from evals import extractive_oos, extractive_tune
+from evals.cases import load_cases
+from evals.extractive_tune import Memo, half, ready
+
+RESULTS = extractive_oos.RESULTS
+_NUMBER_Q = re.compile(r"\b(how (many|much|long|large|often)|limit|maximum|minimum|default value|which version)\b", re.I)
+_HOW_TO_Q = re.compile(r"^\s*(how (do|can|should) (i|you|we)|how to|what command|which command)\b", re.I)
+_SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
+
+
+class LeverEngine(X.ExtractiveEngine):
+    """The shipped engine with one lever set (all default to off)."""
+
+    def __init__(self, *, cover: float = 0.0, number_cue: float = 0.0, code_cue: float = 0.0, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.cover, self.number_cue, self.code_cue = cover, number_cue, code_cue
+
+    def _scored(self, question, found, k, headings, stored):  # type: ignore[no-untyped-def]
+        scores, lexical, rank = super()._scored(question, found, k, headings, stored)
+        if self.number_cue and _NUMBER_Q.search(question):
+            scores = scores + self.number_cue * np.array([any(ch.isdigit() for ch in c.text) for c in found])
+        if self.code_cue and _HOW_TO_Q.search(question):
+            scores = scores + self.code_cue * np.array(["`" in c.text for c in found])
+        return scores, lexical, rank
+
+    def choose(self, question, passages, max_tokens):  # type: ignore[no-untyped-def]
+        if not self.cover:
+            return super().choose(question, passages, max_tokens)
+        found = X.candidates(passages)
+        if not found:
+            return []
+        headings = [" ".join([p.title, p.anchor.replace("-", " ")]) for p in passages]
+        stored = self.stored_vectors(passages, found)
+        scores, lexical, rank = self._scored(question, found, len(passages), headings, stored)
+        order = np.argsort(-scores, kind="stable")
+        top, best = int(order[0]), float(scores[order[0]])
+        if self.floor_score(question, found[top], float(lexical[top]), float(rank[top]), best, stored[top]) \
+                < self.min_score:
+            return []
+        words = content_words(question)
+        asked = X._stems(words)
+        weights = X.rarity(words, [c.text for c in found])
+        total = sum(weights.get(t, 1.0) for t in asked) or 1.0
+        has = [X._stems(content_words(c.text)) & asked for c in found]
+        covered, chosen, budget = set(has[top]), [top], max_tokens - X._cost(found[top])
+        eligible = [int(i) for i in order[1:] if float(scores[i]) >= self.keep_ratio * best]
+        while len(chosen) < self.max_sentences:
+            pick, value = None, -math.inf
+            for i in eligible:
+                if i in chosen or X._cost(found[i]) > budget:
+                    continue
+                near = max(X.redundancy(found[i].text, found[j].text) for j in chosen)
+                if near >= X.NEAR_DUPLICATE:
+                    continue
+                added = sum(weights.get(t, 1.0) for t in has[i] - covered) / total
+                marginal = float(scores[i]) - self.diversity * near + self.cover * added
+                if marginal > value:
+                    pick, value = i, marginal
+            if pick is None:
+                break
+            chosen.append(pick)
+            covered |= has[pick]
+            budget -= X._cost(found[pick])
+        out = [found[i] for i in chosen]
+        return out[:1] + sorted(out[1:], key=lambda c: (c.n, c.start))
+
+
+def _suffix_stems(words: set[str]) -> set[str]:
+    out = set()
+    for w in words:
+        cut = _SUFFIX.sub("", w)
+        out.add((cut if len(w) > 4 and len(cut) >= 3 else w)[:5])
+    return out
+
+
+@contextmanager
+def _stemming(on: bool) -> Iterator[None]:
+    shipped = X._stems
+    X._stems = _suffix_stems if on else shipped
+    try:
+        yield
+    finally:
+        X._stems = shipped
+
+
+def _oos_contexts(corpus: str, k: int, clip: int) -> tuple[list[dict], dict[str, list[Passage]]]:
+    from docindex.index import Index
+
+    rows = [json.loads(line) for line in open(f"benchmarks/oos/{corpus}/questions.jsonl")]
+    questions = [q for q in rows if q["split"] == "dev"]
+    index = Index(f"var/oos/{corpus}.db")
+    contexts = {}
+    for q in questions:
+        hits = index.search(q["question"], k, corpus)
+        passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
+        contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(k, clip)).passages)
+    return questions, contexts
+
+
+def _cmcp_contexts(k: int, clip: int) -> tuple[list, dict[str, list[Passage]]]:
+    from docindex.index import Index
+
+    index = Index("var/eval.db")
+    cases = [c for c in load_cases() if half(c) == "tune"]
+    contexts = {}
+    for c in cases:
+        hits = index.search(c.question, k, "cmcp")
+        stored = index.quote_vectors([h.chunk_id for h in hits]).blobs
+        passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, chunk_id=h.chunk_id,
+                            quote_vectors=stored.get(h.chunk_id)) for h in hits]
+        contexts[c.id] = list(build_prompt(c.question, passages, PromptLimits(k, clip)).passages)
+    return cases, contexts
+
+
+LEVERS: list[tuple[str, dict[str, Any]]] = [
+    ("shipped", {}),
+    *[(f"cover {w:g}", {"cover": w}) for w in (0.1, 0.2, 0.3)],
+    ("suffix stems", {"stems": True}),
+    ("suffix stems + cover 0.3", {"stems": True, "cover": 0.3}),
+    *[(f"number cue {w:g}", {"number_cue": w}) for w in (0.05, 0.1)],
+    *[(f"code cue {w:g}", {"code_cue": w}) for w in (0.05, 0.1)],
+    *[(f"k {k}", {"k": k}) for k in (5, 6)],
+    ("clip 1400", {"clip": 1400}),
+]
+
+
+def main() -> int:
+    from docindex.minilm import default_embedder
+
+    embedder = Memo(default_embedder())
+    embedder.dim = embedder.embedder.dim      # type: ignore[attr-defined]  # the quote vectors' width
+    load = os.getloadavg()[0]
+    contexts: dict[tuple[int, int], dict[str, Any]] = {}
+    rows = []
+    for name, lever in LEVERS:
+        k, clip = lever.get("k", 4), lever.get("clip", 900)
+        if (k, clip) not in contexts:
+            contexts[(k, clip)] = {"cmcp": _cmcp_contexts(k, clip),
+                                   **{c: _oos_contexts(c, k, clip) for c in ("postgresql", "python")}}
+        data = contexts[(k, clip)]
+        knobs = {key: v for key, v in lever.items() if key in ("cover", "number_cue", "code_cue")}
+        engine = ready(LeverEngine(**knobs), embedder)
+        with _stemming(bool(lever.get("stems"))):
+            row = {"lever": name,
+                   "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
+                   **{f"{c}_dev_evidence": extractive_oos.score(engine, *data[c])["evidence_in_answer"]
+                      for c in ("postgresql", "python")}}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    result = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
+              "machine": f"{os.cpu_count()} cores, load {load:.1f} at start",
+              "questions": {"cmcp_tune": len(contexts[(4, 900)]["cmcp"][0]),
+                            **{f"{c}_dev": len(contexts[(4, 900)][c][0]) for c in ("postgresql", "python")}},
+              "rows": rows}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "extractive-levers.json").write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
