@@ -101,9 +101,10 @@ class Index:
     # ------------------------------------------------------------ search
 
     def search(self, query: str, k: int = 5, collection: str | None = None,
-               *, mode: str = "hybrid", timings: dict[str, float] | None = None) -> list[Hit]:
-        """Top-k chunks by the fusion of dense and BM25 (self.ranking: RRF by default; score
-        fusion with document centroids is ranking.DOCUMENT_RANKING, an option; ranking.py).
+               *, mode: str = "hybrid", timings: dict[str, float] | None = None,
+               ranking: Ranking | None = None) -> list[Hit]:
+        """Top-k chunks by the fusion of dense and BM25 (`ranking`, else self.ranking: RRF by
+        default; score fusion with document centroids is ranking.DOCUMENT_RANKING; ranking.py).
 
         Raises EmptyQuery (empty, or only stopwords/punctuation), CollectionNotFound,
         InputError (k out of range). Returns [] when the index (or collection) has no chunks.
@@ -133,7 +134,7 @@ class Index:
             if end == start:
                 return []
             t1 = clock()
-            ranking = self.ranking
+            ranking = ranking or self.ranking
             bm25: dict[int, float] = {}
             fields: dict[int, float] = {}
             bm25_ids = fields_ids = snapshot.ids[:0]
@@ -174,7 +175,7 @@ class Index:
                         "dense": [(dense_ids, 1.0)], "bm25": [(bm25_ids, 1.0)]}[mode]
             if mode == "hybrid" and ranking.fusion == "convex":
                 fused, doc_cosine = self._convex(snapshot, np.union1d(dense_ids, bm25_ids), query_vector,
-                                                 phrases, phrase_scores, dense_factor)
+                                                 phrases, phrase_scores, dense_factor, ranking)
             else:
                 fused = rrf(rankings, ranking.rrf_k)
             for chunk_id in doc_best.values():
@@ -211,11 +212,10 @@ class Index:
 
     def _convex(self, snapshot: Snapshot, candidates: np.ndarray, query_vector: np.ndarray,
                 phrases: list[tuple[str, ...]], phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]],
-                dense_factor: float,
+                dense_factor: float, ranking: Ranking,
                 ) -> tuple[dict[int, float], dict[int, float]]:
         """Score fusion over the candidate chunk ids (score_fusion.py): (chunk id → fused score,
         document id → centroid cosine, empty when the centroid weight is 0)."""
-        ranking = self.ranking
         rows = snapshot.rows_of(candidates)
         cosine = np.einsum("ij,j->i", snapshot.matrix[rows], query_vector).astype(np.float64)
         bm25 = score_fusion.bm25_at(snapshot.lexical, phrases, rows, phrase_scores)

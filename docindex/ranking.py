@@ -72,8 +72,8 @@ FUSIONS = ("rrf", "convex")
 # halves (PostgreSQL 25 -> 24, Python 20 -> 18 of 60; retrieval_levers.md, Round 3,
 # "Answers"). The keep rule says it must not hurt the dev eval, so the answer keeps RRF.
 # Finding pages is another task: `docindex search` ranks pages by default (`--rank pages`,
-# issue 13's distinct-document metrics), and everything that feeds an answer (Index.search's
-# default, the MCP search tools the Retriever calls) ranks passages.
+# issue 13's distinct-document metrics; MCP `search` with rank "pages" too), and everything
+# that feeds an answer (Index.search's default, the MCP search tools the Retriever calls) ranks passages.
 DOCUMENT_RANKING = Ranking(fusion="convex", convex_dense=0.8, centroid_weight=0.1, per_doc=1)
 DEFAULT_RANKING = Ranking()
 RANKINGS = {"pages": DOCUMENT_RANKING, "passages": DEFAULT_RANKING}

@@ -29,6 +29,7 @@ from mcp_types import CallToolResult, TextContent
 from ..errors import DocindexError, EmptyQuery, InputError, StoreError
 from ..fetch_docs import FetchResult, write_collection_tree
 from ..index import Index
+from ..ranking import RANKINGS
 from ..summary import summarize
 from ..types import Hit
 from .contract import (CRAG_SEARCH_SCHEMA, CRAG_STATS_SCHEMA, K_SCHEMA, MAX_ID, ArgumentViolation, crag_stats_text,
@@ -43,7 +44,10 @@ QUOTE_ENCODING = "blake2b-8 key + float16[dim], per sentence"
 COLLECTION_SCHEMA = {"type": "string", "minLength": 1, "description": "collection name (default: the server's)"}
 SEARCH_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"query": {"type": "string", "minLength": 1}, "k": K_SCHEMA, "collection": COLLECTION_SCHEMA},
+    "properties": {"query": {"type": "string", "minLength": 1}, "k": K_SCHEMA, "collection": COLLECTION_SCHEMA,
+                   "rank": {"type": "string", "enum": sorted(RANKINGS), "default": "passages",
+                            "description": "passages (default): the chunks that answer, RRF; pages: one chunk "
+                                           "per page first, each page also scored as a whole"}},
     "required": ["query"],
     "additionalProperties": False,
 }
@@ -140,15 +144,15 @@ class IndexService:
             log.warning("warm-up search failed: %s", exc)
 
 
-def _hits(service: IndexService, query: str, k: int,
-          collection: str | None) -> tuple[list[Hit], CallToolResult | None]:
+def _hits(service: IndexService, query: str, k: int, collection: str | None,
+          rank: str = "passages") -> tuple[list[Hit], CallToolResult | None]:
     """The hits, or the empty-index answer instead."""
     scope = service.scope(collection)
     index = service.fresh()
     if index.is_empty():
         return [], empty_index_result(None)
     try:
-        hits = index.search(query, k, scope)
+        hits = index.search(query, k, scope, ranking=RANKINGS[rank])
     except EmptyQuery as exc:
         # Blank, or only stopwords: the schema cannot say so, the index can.
         raise ArgumentViolation(str(exc), path="/query") from exc
@@ -157,8 +161,9 @@ def _hits(service: IndexService, query: str, k: int,
     return hits, None
 
 
-def _search(service: IndexService, query: str, k: int, collection: str | None, *, with_anchor: bool) -> CallToolResult:
-    hits, empty = _hits(service, query, k, collection)
+def _search(service: IndexService, query: str, k: int, collection: str | None, *, with_anchor: bool,
+            rank: str = "passages") -> CallToolResult:
+    hits, empty = _hits(service, query, k, collection, rank)
     return empty or passages_result(hits, with_anchor=with_anchor)
 
 
@@ -226,8 +231,8 @@ def build_tools(service: IndexService) -> list[Tool]:
         text = crag_stats_text(service.db_path, service.stats())
         return CallToolResult(content=[TextContent(type="text", text=text)])
 
-    def search(query: str, k: int = 5, collection: str | None = None) -> CallToolResult:
-        return _search(service, query, k, collection, with_anchor=True)
+    def search(query: str, k: int = 5, collection: str | None = None, rank: str = "passages") -> CallToolResult:
+        return _search(service, query, k, collection, with_anchor=True, rank=rank)
 
     def query_knowledge_hub(query: str, top_k: int = 5, collection: str | None = None) -> CallToolResult:
         hits, empty = _hits(service, query, top_k, collection)
@@ -287,7 +292,8 @@ def build_tools(service: IndexService) -> list[Tool]:
             "Diagnostics as crag-mcp reports them: DB path, chunk count, file count, embedding dim "
             "(also the crag://stats resource; docindex://stats has the embedding model).")),
         schema_tool(search, SEARCH_SCHEMA, name="search", description=(
-            "Hybrid search, optionally within one collection. One text item per passage, "
+            "Hybrid search, optionally within one collection; rank 'pages' puts one chunk per page first "
+            "(which page answers), 'passages' (default) the chunks an answer needs. One text item per passage, "
             "'[cos C  bm25 B  fusion F] <source>#<anchor>' then the text, plus structured passages "
             "(source, anchor, title, text, cosine, bm25, fusion, and why it ranked: score, fields_bm25, "
             "doc_bm25, doc_score, coverage; chunk_id, collection).")),

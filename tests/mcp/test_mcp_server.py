@@ -124,6 +124,8 @@ async def test_bad_arguments_are_readable_is_error_results(small_index):
 
         other_tools = {
             ("search", json.dumps({"query": "x", "k": 50})): "value above maximum (path: /k, keyword: maximum)",
+            ("search", json.dumps({"query": "x", "rank": "chunks"})):
+                "value not in enum (path: /rank, keyword: enum)",
             ("list_collections", json.dumps({"include_stats": "yes"})): "expected type boolean (path: /include_stats, keyword: type)",
             ("fetch_docs", json.dumps({"force": 1})): "expected type boolean (path: /force, keyword: type)",
             ("get_document", json.dumps({"doc_id": 0})): "value below minimum (path: /doc_id, keyword: minimum)",
@@ -150,6 +152,18 @@ async def test_search_list_collections_and_get_document(small_index):
 
         everywhere = await client.call_tool("search", {"query": "toaster serial port"})
         assert everywhere.structured_content["passages"][0]["source"] == "faq.md"
+
+        # rank: passages (the default, RRF) as Index.search ranks; pages as DOCUMENT_RANKING does.
+        from docindex.index import Index
+        from docindex.ranking import DOCUMENT_RANKING
+
+        with Index(small_index) as index:
+            expected = {"passages": [h.chunk_id for h in index.search("toaster serial port", 5)],
+                        "pages": [h.chunk_id for h in index.search("toaster serial port", 5, ranking=DOCUMENT_RANKING)]}
+        for rank, ids in expected.items():
+            ranked = await client.call_tool("search", {"query": "toaster serial port", "rank": rank})
+            assert [p["chunk_id"] for p in ranked.structured_content["passages"]] == ids, rank
+        assert [p["chunk_id"] for p in everywhere.structured_content["passages"]] == expected["passages"]
 
         unknown = await client.call_tool("search", {"query": "toaster", "collection": "nope"})
         assert unknown.is_error
