@@ -59,20 +59,11 @@ class LeverEngine(X.ExtractiveEngine):
             scores = scores + self.code_cue * np.array(["`" in c.text for c in found])
         return scores, lexical, rank
 
-    def choose(self, question, passages, max_tokens):  # type: ignore[no-untyped-def]
+    def select(self, question, found, scores, order, max_tokens):  # type: ignore[no-untyped-def]
+        """The shipped selection, plus `cover` × the share of the question's words a sentence adds."""
         if not self.cover:
-            return super().choose(question, passages, max_tokens)
-        found = X.candidates(passages)
-        if not found:
-            return []
-        headings = [" ".join([p.title, p.anchor.replace("-", " ")]) for p in passages]
-        stored = self.stored_vectors(passages, found)
-        scores, lexical, rank = self._scored(question, found, len(passages), headings, stored)
-        order = np.argsort(-scores, kind="stable")
+            return super().select(question, found, scores, order, max_tokens)
         top, best = int(order[0]), float(scores[order[0]])
-        if self.floor_score(question, found[top], float(lexical[top]), float(rank[top]), best, stored[top]) \
-                < self.min_score:
-            return []
         words = content_words(question)
         asked = X._stems(words)
         weights = X.rarity(words, [c.text for c in found])

@@ -239,19 +239,32 @@ class ExtractiveEngine(Engine):
         return float(self.combine(cosine, lexical, rank))
 
     def choose(self, question: str, passages: Sequence[Passage], max_tokens: int) -> list[Candidate]:
+        ranked = self.ranked(question, passages)
+        return self.select(question, *ranked, max_tokens) if ranked else []
+
+    def ranked(self, question: str,
+               passages: Sequence[Passage]) -> tuple[list[Candidate], np.ndarray, np.ndarray] | None:
+        """The candidates, their scores and their order (best first); None when there is none
+        or the best scores below `min_score` (the answer is the refusal)."""
         found = candidates(passages)
         if not found:
-            return []
+            return None
         headings = [" ".join([p.title, p.anchor.replace("-", " ")]) for p in passages]
         stored = self.stored_vectors(passages, found)
         scores, lexical, rank = self._scored(question, found, len(passages), headings, stored)
         order = np.argsort(-scores, kind="stable")
         top = int(order[0])
+        if self.floor_score(question, found[top], float(lexical[top]), float(rank[top]), float(scores[top]),
+                            stored[top]) < self.min_score:
+            return None
+        return found, scores, order
+
+    def select(self, question: str, found: list[Candidate], scores: np.ndarray, order: np.ndarray,
+               max_tokens: int) -> list[Candidate]:
+        """The best sentence, then by maximal marginal relevance (module docstring)."""
+        top = int(order[0])
         best = float(scores[top])
         first = found[top]
-        if self.floor_score(question, first, float(lexical[top]), float(rank[top]), best, stored[top]) \
-                < self.min_score:
-            return []
         chosen = [first]                                    # the best leads, whatever its length
         budget = max_tokens - _cost(first)
         eligible = [int(i) for i in order[1:] if float(scores[i]) >= self.keep_ratio * best]
