@@ -33,7 +33,6 @@ import numpy as np
 from deployments.citations import content_words
 from deployments.engines import extractive as X
 from deployments.passage import Passage
-from deployments.prompt import PromptLimits, build_prompt
 from evals import extractive_oos, extractive_tune
 from evals.cases import load_cases
 from evals.extractive_tune import Memo, half, ready
@@ -110,33 +109,13 @@ def _stemming(on: bool) -> Iterator[None]:
         X._stems = shipped
 
 
-def _oos_contexts(corpus: str, k: int, clip: int) -> tuple[list[dict], dict[str, list[Passage]]]:
-    from docindex.index import Index
-
-    rows = [json.loads(line) for line in open(f"benchmarks/oos/{corpus}/questions.jsonl")]
-    questions = [q for q in rows if q["split"] == "dev"]
-    index = Index(f"var/oos/{corpus}.db")
-    contexts = {}
-    for q in questions:
-        hits = index.search(q["question"], k, corpus)
-        passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
-        contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(k, clip)).passages)
-    return questions, contexts
-
-
 def _cmcp_contexts(k: int, clip: int) -> tuple[list, dict[str, list[Passage]]]:
+    """The cMCP tune half's cases and their passages as served, with the stored quote vectors."""
     from docindex.index import Index
 
     index = Index("var/eval.db")
     cases = [c for c in load_cases() if half(c) == "tune"]
-    contexts = {}
-    for c in cases:
-        hits = index.search(c.question, k, "cmcp")
-        stored = index.quote_vectors([h.chunk_id for h in hits]).blobs
-        passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, chunk_id=h.chunk_id,
-                            quote_vectors=stored.get(h.chunk_id)) for h in hits]
-        contexts[c.id] = list(build_prompt(c.question, passages, PromptLimits(k, clip)).passages)
-    return cases, contexts
+    return cases, {c.id: extractive_tune.passages_for(index, c, "cmcp", True, k=k, clip=clip) for c in cases}
 
 
 LEVERS: list[tuple[str, dict[str, Any]]] = [
@@ -163,7 +142,7 @@ def main() -> int:
         k, clip = lever.get("k", 4), lever.get("clip", 900)
         if (k, clip) not in contexts:
             contexts[(k, clip)] = {"cmcp": _cmcp_contexts(k, clip),
-                                   **{c: _oos_contexts(c, k, clip) for c in ("postgresql", "python")}}
+                                   **{c: extractive_oos.oos_contexts(c, "dev", k, clip) for c in ("postgresql", "python")}}
         data = contexts[(k, clip)]
         knobs = {key: v for key, v in lever.items() if key in ("cover", "number_cue", "code_cue")}
         engine = ready(LeverEngine(**knobs), embedder)

@@ -43,6 +43,22 @@ def score(engine: X.ExtractiveEngine, questions: list[dict], contexts: dict[str,
     return {"evidence_in_answer": found, "refused": refused, "mean_words": round(words / len(questions), 1)}
 
 
+def oos_contexts(corpus: str, split: str, k: int = 4, clip: int = 900) -> tuple[list[dict], dict[str, list[Passage]]]:
+    """The split's questions and each one's passages as served (`k` sources of at most `clip`
+    characters), from var/oos/<corpus>.db."""
+    from docindex.index import Index
+
+    rows = [json.loads(line) for line in open(f"benchmarks/oos/{corpus}/questions.jsonl")]
+    questions = [q for q in rows if q["split"] == split]
+    index = Index(f"var/oos/{corpus}.db")
+    contexts = {}
+    for q in questions:
+        hits = index.search(q["question"], k, corpus)
+        passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
+        contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(k, clip)).passages)
+    return questions, contexts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="postgresql", choices=("postgresql", "python"))
@@ -53,18 +69,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.grid and args.split != "dev":
         parser.error("--grid tunes: dev half only")
-    from docindex.index import Index
     from docindex.minilm import default_embedder
 
-    rows = [json.loads(line) for line in open(f"benchmarks/oos/{args.corpus}/questions.jsonl")]
-    questions = [q for q in rows if q["split"] == args.split]
-    index = Index(f"var/oos/{args.corpus}.db")
+    questions, contexts = oos_contexts(args.corpus, args.split)
     embedder = Memo(default_embedder())
-    contexts = {}
-    for q in questions:
-        hits = index.search(q["question"], 4, args.corpus)
-        passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
-        contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(4, 900)).passages)
     bound = sum(q["evidence"].lower() in " ".join(p.text for p in contexts[q["id"]]).lower() for q in questions)
     shipped = score(ready(X.ExtractiveEngine(), embedder), questions, contexts)
     by_embedder = {name: score(ready(X.ExtractiveEngine(embedder=name), embedder), questions, contexts)

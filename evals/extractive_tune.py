@@ -29,14 +29,16 @@ def half(case: Case) -> str:
     return "tune" if int(hashlib.sha256(case.id.encode()).hexdigest(), 16) % 2 == 0 else "check"
 
 
-def passages_for(index, case: Case, collection: str, quotes: bool = False) -> list[Passage]:
-    """The case's passages as the Generator gets them; `quotes`: with the index's stored
-    quote vectors, as the served Retriever attaches them (deployments/retriever.py)."""
-    hits = index.search(case.question, K, collection)
+def passages_for(index, case: Case, collection: str, quotes: bool = False, *, k: int = K,
+                 clip: int = 900) -> list[Passage]:
+    """The case's passages as the Generator gets them (`k` sources of at most `clip`
+    characters, as served); `quotes`: with the index's stored quote vectors, as the served
+    Retriever attaches them (deployments/retriever.py)."""
+    hits = index.search(case.question, k, collection)
     stored = index.quote_vectors([h.chunk_id for h in hits]).blobs if quotes else {}
     used = build_prompt(case.question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
                                                 chunk_id=h.chunk_id, quote_vectors=stored.get(h.chunk_id))
-                                        for h in hits], PromptLimits(K, 900)).passages
+                                        for h in hits], PromptLimits(k, clip)).passages
     return list(used)
 
 

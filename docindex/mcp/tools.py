@@ -145,14 +145,14 @@ class IndexService:
 
 
 def _hits(service: IndexService, query: str, k: int, collection: str | None,
-          rank: str = "passages") -> tuple[list[Hit], CallToolResult | None]:
-    """The hits, or the empty-index answer instead."""
+          rank: str | None = None) -> tuple[list[Hit], CallToolResult | None]:
+    """The hits (ranked as `rank` names, else as the index does: passages), or the empty-index answer instead."""
     scope = service.scope(collection)
     index = service.fresh()
     if index.is_empty():
         return [], empty_index_result(None)
     try:
-        hits = index.search(query, k, scope, ranking=RANKINGS[rank])
+        hits = index.search(query, k, scope, ranking=RANKINGS[rank] if rank else None)
     except EmptyQuery as exc:
         # Blank, or only stopwords: the schema cannot say so, the index can.
         raise ArgumentViolation(str(exc), path="/query") from exc
@@ -162,7 +162,7 @@ def _hits(service: IndexService, query: str, k: int, collection: str | None,
 
 
 def _search(service: IndexService, query: str, k: int, collection: str | None, *, with_anchor: bool,
-            rank: str = "passages") -> CallToolResult:
+            rank: str | None = None) -> CallToolResult:
     hits, empty = _hits(service, query, k, collection, rank)
     return empty or passages_result(hits, with_anchor=with_anchor)
 
@@ -231,7 +231,7 @@ def build_tools(service: IndexService) -> list[Tool]:
         text = crag_stats_text(service.db_path, service.stats())
         return CallToolResult(content=[TextContent(type="text", text=text)])
 
-    def search(query: str, k: int = 5, collection: str | None = None, rank: str = "passages") -> CallToolResult:
+    def search(query: str, k: int = 5, collection: str | None = None, rank: str | None = None) -> CallToolResult:
         return _search(service, query, k, collection, with_anchor=True, rank=rank)
 
     def query_knowledge_hub(query: str, top_k: int = 5, collection: str | None = None) -> CallToolResult:
