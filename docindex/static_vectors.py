@@ -83,16 +83,17 @@ def load_table(model: Path | None = None) -> np.ndarray:
         except (OSError, ValueError):
             pass
         log.info("building MiniLM's static token vectors into %s (once per model file)", path)
-        table = build_table(model)
+        stored = build_table(model).astype(np.float16)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp.npy")
         os.close(fd)
         try:
-            np.save(tmp, table.astype(np.float16))
+            np.save(tmp, stored)
             os.replace(tmp, path)
         finally:
             Path(tmp).unlink(missing_ok=True)
-        return table
+        # What every later load returns: the first run ranks as the later ones do.
+        return stored.astype(np.float32)
 
 
 class StaticEmbedder:

@@ -11,8 +11,18 @@ from docindex.embedder import MODEL_DIM
 from docindex.minilm import default_embedder
 
 
+def test_the_first_build_returns_what_later_loads_return(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table is cached as float16: the run that builds it must rank with those values too."""
+    monkeypatch.setenv("DOCINDEX_CACHE_DIR", str(tmp_path))
+    built = np.linspace(-1, 1, 7 * MODEL_DIM, dtype=np.float32).reshape(7, MODEL_DIM) / 3
+    monkeypatch.setattr(static_vectors, "build_table", lambda model: built)
+    first = static_vectors.load_table()
+    assert first.dtype == np.float32 and not np.array_equal(first, built)     # float16 rounds these
+    assert np.array_equal(static_vectors.load_table(), first)
+
+
 def test_the_cached_table_covers_the_vocabulary_and_is_reused(monkeypatch: pytest.MonkeyPatch) -> None:
-    table = static_vectors.load_table()                     # built by `make install` (or now, once)
+    table = static_vectors.load_table()                     # cached by an earlier run (or built now, once)
     path = static_vectors.table_path()
     assert table.shape == (30522, MODEL_DIM) and table.dtype == np.float32 and path.is_file()
     stamp = path.stat().st_mtime_ns
