@@ -110,7 +110,8 @@ class Index:
         InputError (k out of range). Returns [] when the index (or collection) has no chunks.
         `mode` "dense" or "bm25" ranks by one retriever alone (for evaluations).
         `timings`, if given, receives milliseconds for embed (its own run; beside BM25 on a large
-        index, query_embedding.py), wait (blocked on it after BM25), dense, bm25, fuse, total.
+        index, query_embedding.py), wait (blocked on it and the dense search after BM25), dense (the
+        dense search alone, beside BM25 on a large index), bm25, fuse, total.
         """
         if mode not in _MODES:
             raise InputError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
@@ -141,6 +142,8 @@ class Index:
             doc_bm25: dict[int, float] = {}
             doc_best: dict[int, int] = {}
             doc_cosine: dict[int, float] = {}
+            dense = self._queries.follow(embedding, lambda vector: self._dense_ids(snapshot, collection, vector),
+                                         len(snapshot.ids))
             phrases = self._tokenizer.tokens(self._conn, terms) if mode != "dense" else []
             phrase_scores = _memo(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts"))
             if mode != "dense":
@@ -154,15 +157,9 @@ class Index:
                     fields_ids = snapshot.ids[rows]
                     fields = dict(zip(fields_ids.tolist(), values.tolist()))
             t2 = clock()
-            query_vector, embed_ms = embedding()     # BM25 above ran while a large index's query was embedded
+            # BM25 above ran while a large index's query was embedded and searched (query_embedding.py)
+            query_vector, embed_ms, dense_ids, dense_ms = dense()
             t3 = clock()
-            # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
-            # 3-5x slower here whenever another process held the other core.
-            dense_ids = None if self._exact else ann_top_ids(
-                snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, query_vector, CANDIDATES)
-            if dense_ids is None:   # no ANN file covers it: the exact scan
-                scores = np.einsum("ij,j->i", snapshot.matrix[start:end], query_vector)
-                dense_ids = self._top_dense(scores, snapshot.ids[start:end])
             if mode == "hybrid" and ranking.doc_bm25_weight:
                 docs, values = snapshot.document_postings().rank(phrases, start, end, CANDIDATES)
                 doc_bm25 = dict(zip(docs.tolist(), values.tolist()))
@@ -206,8 +203,8 @@ class Index:
                             doc_cosine=doc_cosine.get(doc_id, 0.0), url=url))
         if timings is not None:
             t5 = clock()
-            timings.update(embed=embed_ms, wait=(t3 - t2) * 1e3, dense=(t4 - t3) * 1e3, bm25=(t2 - t1) * 1e3,
-                           fuse=(t5 - t4) * 1e3, total=(t5 - t0) * 1e3)
+            timings.update(embed=embed_ms, wait=(t3 - t2) * 1e3, dense=dense_ms + (t4 - t3) * 1e3,
+                           bm25=(t2 - t1) * 1e3, fuse=(t5 - t4) * 1e3, total=(t5 - t0) * 1e3)
         return hits
 
     def _convex(self, snapshot: Snapshot, candidates: np.ndarray, query_vector: np.ndarray,
@@ -235,6 +232,18 @@ class Index:
         if getattr(self._embedder, "reads_cjk", True):
             return False
         return cjk_share(query) > 0.5
+
+    def _dense_ids(self, snapshot: Snapshot, collection: str | None, vector: np.ndarray) -> np.ndarray:
+        """The CANDIDATES chunk ids nearest `vector` in the collection: the ANN graph, else the exact scan."""
+        dense_ids = None if self._exact else ann_top_ids(
+            snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, vector, CANDIDATES)
+        if dense_ids is None:   # no ANN file covers it: the exact scan
+            start, end = snapshot.slices.get(collection, (0, 0)) if collection else (0, len(snapshot.ids))
+            # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
+            # 3-5x slower here whenever another process held the other core.
+            scores = np.einsum("ij,j->i", snapshot.matrix[start:end], vector)
+            dense_ids = self._top_dense(scores, snapshot.ids[start:end])
+        return dense_ids
 
     def _top_dense(self, scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
         n = min(CANDIDATES, len(scores))

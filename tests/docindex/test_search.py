@@ -95,9 +95,10 @@ def test_browsing_apis_describe_the_collection(index):
     assert not index.is_empty("cmcp") and index.is_empty("nope")
 
 
-def test_a_large_index_embeds_the_query_beside_bm25_with_the_same_results(cmcp_index, monkeypatch):
-    """From PARALLEL_EMBED_MIN_CHUNKS chunks the query is embedded in a worker thread while
-    BM25 runs (docindex/query_embedding.py); here the threshold is lowered to this index."""
+def test_a_large_index_embeds_and_searches_the_query_beside_bm25_with_the_same_results(cmcp_index, monkeypatch):
+    """From PARALLEL_EMBED_MIN_CHUNKS chunks the query is embedded and its dense search run in
+    worker threads while BM25 runs (docindex/query_embedding.py); here the threshold is lowered
+    to this index (the exact scan; tests/docindex/test_ann.py covers the graph)."""
     from docindex import query_embedding
 
     questions = ["how do I put TLS in front of the HTTP transport", "symlink escape case study", "tls"]
@@ -108,6 +109,10 @@ def test_a_large_index_embeds_the_query_beside_bm25_with_the_same_results(cmcp_i
         real = index._get_embedder().embed
         monkeypatch.setattr(index._get_embedder(), "embed",
                             lambda texts: threads.add(threading.current_thread().name) or real(texts))
+        dense_threads: set[str] = set()
+        real_dense = index._dense_ids
+        monkeypatch.setattr(index, "_dense_ids", lambda *a: dense_threads.add(threading.current_thread().name)
+                            or real_dense(*a))
         timings: dict[str, float] = {}
         after = [[(h.chunk_id, h.fusion, h.cosine) for h in index.search(q, k=5, timings=timings)]
                  for q in questions]
@@ -115,4 +120,5 @@ def test_a_large_index_embeds_the_query_beside_bm25_with_the_same_results(cmcp_i
             index.search("tls", collection="nope")
     assert after == before
     assert threads and all(name.startswith("docindex-query") for name in threads)
+    assert dense_threads and all(name.startswith("docindex-query") for name in dense_threads)
     assert {"embed", "wait", "bm25", "dense", "fuse", "total"} <= set(timings)
