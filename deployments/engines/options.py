@@ -32,7 +32,8 @@ class LlamaCppOptions(_Options):
                                                "(benchmarks/results/llamacpp_threads_ab.json).")
     weights: Literal["auto", "original", "f16", "bf16", "q8_0", "q4_0"] = Field(
         "auto", description="Re-type the GGUF's weights once into var/models/ (auto: f16 for the shipped Q4_1 "
-                            "default, which has no fast x86 kernel; a user's GGUF as is).")
+                            "default, which has no fast x86 kernel, or bf16 where llama.cpp and the CPU have "
+                            "AVX512_BF16; a user's GGUF as is).")
 
 
 class ExtractiveOptions(_Options):

@@ -5,6 +5,7 @@ import pytest
 
 pytest.importorskip("llama_cpp")
 
+from deployments.engines import gguf_convert  # noqa: E402
 from deployments.engines.base import GenParams, Message, Prompt  # noqa: E402
 from deployments.engines.gguf_convert import (  # noqa: E402
     DEFAULT_WEIGHTS,
@@ -40,10 +41,25 @@ def sha256(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_auto_weights_retype_only_the_shipped_default_model():
-    assert resolve_weights("auto", default_model=True) == DEFAULT_WEIGHTS
+def test_auto_weights_retype_only_the_shipped_default_model(monkeypatch):
+    monkeypatch.setattr(gguf_convert, "native_bf16", lambda: False)
+    assert resolve_weights("auto", default_model=True) == DEFAULT_WEIGHTS == "f16"
     assert resolve_weights("auto", default_model=False) == ORIGINAL
     assert resolve_weights(" F16 ", default_model=False) == "f16"
+    monkeypatch.setattr(gguf_convert, "native_bf16", lambda: True)     # llama.cpp and the CPU have AVX512_BF16
+    assert resolve_weights("auto", default_model=True) == "bf16"
+    assert resolve_weights("auto", default_model=False) == ORIGINAL
+    assert resolve_weights("f16", default_model=True) == "f16"
+
+
+def test_native_bf16_needs_both_the_build_and_the_cpu():
+    built, without = "CPU : AVX2 = 1 | AVX512_BF16 = 1 | OPENMP = 1 |", "CPU : AVX2 = 1 | OPENMP = 1 |"
+    cpu = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_bf16 avx512_vnni\n"
+    old_cpu = "processor\t: 0\nflags\t\t: fpu sse avx2 fma f16c\n"
+    assert gguf_convert.bf16_in(built, cpu)
+    assert not gguf_convert.bf16_in(without, cpu)          # a wheel built on an AVX2 machine
+    assert not gguf_convert.bf16_in(built, old_cpu)
+    assert not gguf_convert.bf16_in("", "")
 
 
 def test_unknown_weights_is_a_config_error_listing_the_choices():
