@@ -142,8 +142,8 @@ class Index:
             doc_bm25: dict[int, float] = {}
             doc_best: dict[int, int] = {}
             doc_cosine: dict[int, float] = {}
-            dense = self._queries.follow(embedding, lambda vector: self._dense_ids(snapshot, collection, vector),
-                                         len(snapshot.ids))
+            dense = self._queries.follow(
+                embedding, lambda vector: self._dense_ids(snapshot, collection, start, end, vector), len(snapshot.ids))
             phrases = self._tokenizer.tokens(self._conn, terms) if mode != "dense" else []
             phrase_scores = _memo(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts"))
             if mode != "dense":
@@ -233,12 +233,13 @@ class Index:
             return False
         return cjk_share(query) > 0.5
 
-    def _dense_ids(self, snapshot: Snapshot, collection: str | None, vector: np.ndarray) -> np.ndarray:
-        """The CANDIDATES chunk ids nearest `vector` in the collection: the ANN graph, else the exact scan."""
+    def _dense_ids(self, snapshot: Snapshot, collection: str | None, start: int, end: int,
+                   vector: np.ndarray) -> np.ndarray:
+        """The CANDIDATES chunk ids nearest `vector` in the collection (its rows start..end): the ANN
+        graph, else the exact scan."""
         dense_ids = None if self._exact else ann_top_ids(
             snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, vector, CANDIDATES)
         if dense_ids is None:   # no ANN file covers it: the exact scan
-            start, end = snapshot.slices.get(collection, (0, 0)) if collection else (0, len(snapshot.ids))
             # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
             # 3-5x slower here whenever another process held the other core.
             scores = np.einsum("ij,j->i", snapshot.matrix[start:end], vector)
