@@ -15,7 +15,14 @@ three and hurts none; the test halves are not opened here.
   "default value") adds w to sentences with a digit; a how-to question ("how do I") adds w to
   sentences with a code span;
 - `k n` / `clip c`: the engine is given n passages, or passages clipped at c characters (the
-  served prompt: 4 and 900).
+  served prompt: 4 and 900);
+- `near-duplicate r` (stop 28): a further sentence is skipped when it shares ≥ r of its words
+  with one already chosen (shipped 0.6): API references list sibling entries that share most
+  words ("base64.b32encode(s): Encode…", "base64.urlsafe_b64encode(s): Encode…");
+- `signature terms` (stop 28): a one-line call or operator signature with a return arrow
+  (`replace ( string text, from text, to text ) → text`, PostgreSQL's function tables) is a
+  term its next paragraph defines, like `os.makedirs(…)`; the shipped rule skips every line
+  with "→" (examples, `repeat('Pg', 4) → PgPgPgPg`, have one too).
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ import math
 import os
 import re
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -100,6 +108,28 @@ def _suffix_stems(words: set[str]) -> set[str]:
 
 
 @contextmanager
+def _near_duplicate(value: float | None) -> Iterator[None]:
+    shipped = X.NEAR_DUPLICATE
+    X.NEAR_DUPLICATE = shipped if value is None else value
+    try:
+        yield
+    finally:
+        X.NEAR_DUPLICATE = shipped
+
+
+@contextmanager
+def _signature_terms(on: bool) -> Iterator[None]:
+    from docindex import quotable
+
+    shipped = quotable.SIGNATURE_TERMS
+    quotable.SIGNATURE_TERMS = on or shipped
+    try:
+        yield
+    finally:
+        quotable.SIGNATURE_TERMS = shipped
+
+
+@contextmanager
 def _stemming(on: bool) -> Iterator[None]:
     shipped = X._stems
     X._stems = _suffix_stems if on else shipped
@@ -127,6 +157,11 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"code cue {w:g}", {"code_cue": w}) for w in (0.05, 0.1)],
     *[(f"k {k}", {"k": k}) for k in (5, 6)],
     ("clip 1400", {"clip": 1400}),
+    *[(f"near-duplicate {r:g}", {"near_duplicate": r}) for r in (0.5, 0.7, 0.8, 1.01)],
+    ("signature terms", {"signatures": True}),
+    *[(f"signature terms + near-duplicate {r:g}", {"signatures": True, "near_duplicate": r}) for r in (0.7, 0.8, 0.9, 0.95, 1.01)],
+    *[(f"signature terms + near-duplicate 1.01 + diversity {d:g}",
+       {"signatures": True, "near_duplicate": 1.01, "diversity": d}) for d in (0.2, 0.4, 0.5)],
 ]
 
 
@@ -138,15 +173,19 @@ def main() -> int:
     load = os.getloadavg()[0]
     contexts: dict[tuple[int, int], dict[str, Any]] = {}
     rows = []
+    only = set(sys.argv[1:])          # lever names to run (default: all, into extractive-levers.json)
     for name, lever in LEVERS:
+        if only and name not in only:
+            continue
         k, clip = lever.get("k", 4), lever.get("clip", 900)
         if (k, clip) not in contexts:
             contexts[(k, clip)] = {"cmcp": _cmcp_contexts(k, clip),
                                    **{c: extractive_oos.oos_contexts(c, "dev", k, clip) for c in ("postgresql", "python")}}
         data = contexts[(k, clip)]
-        knobs = {key: v for key, v in lever.items() if key in ("cover", "number_cue", "code_cue")}
+        knobs = {key: v for key, v in lever.items() if key in ("cover", "number_cue", "code_cue", "diversity")}
         engine = ready(LeverEngine(**knobs), embedder)
-        with _stemming(bool(lever.get("stems"))):
+        with _stemming(bool(lever.get("stems"))), _near_duplicate(lever.get("near_duplicate")), \
+                _signature_terms(bool(lever.get("signatures"))):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_evidence": extractive_oos.score(engine, *data[c])["evidence_in_answer"]
@@ -160,7 +199,8 @@ def main() -> int:
                             **{f"{c}_dev": len(contexts[(4, 900)][c][0]) for c in ("postgresql", "python")}},
               "rows": rows}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "extractive-levers.json").write_text(json.dumps(result, indent=2) + "\n")
+    name = "extractive-levers.json" if not only else "extractive-levers-stop28.json"
+    (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
     return 0
 
 

@@ -96,8 +96,14 @@ def rarity(question_words: set[str], sentences: Sequence[str]) -> dict[str, floa
     return {t: math.log(1 + n / (1 + sum(t in b for b in bags))) for t in _stems(question_words)}
 
 
-NEAR_DUPLICATE = 0.6
-"""Word overlap (`redundancy`) at which a further sentence is not said at all."""
+NEAR_DUPLICATE = 0.9
+"""Word overlap (`redundancy`) at which a further sentence is not said at all. 0.6 until stop 28:
+it dropped an API reference's sibling entries, which share most words but name different things
+("base64.b32encode(s): Encode the bytes-like object s…" / "base64.urlsafe_b64encode(s): Encode
+bytes-like object s…"). With signature terms, dev halves' evidence in answer: 0.6 → 30 / 23 of 60,
+0.9 → 32 / 24 (PostgreSQL / Python; a plateau from 0.9 to off), cMCP tune half unchanged
+(evals/results/extractive-levers-stop28.json). Below 1.0 the same sentence from two overlapping
+passages is still said once."""
 
 
 def _cost(c: Candidate) -> int:

@@ -224,6 +224,44 @@ def test_a_definitions_term_leads_its_first_sentence() -> None:
     assert "So this paragraph has no term at all" in found                             # nor a sentence
 
 
+def test_a_signature_with_a_return_arrow_is_a_term_but_an_example_is_not() -> None:
+    """PostgreSQL's function tables: signature, description, example, each its own line."""
+    text = ("replace ( string text, from text, to text ) → text\n\n"
+            "Replaces all occurrences in string of substring from with substring to.\n\n"
+            "replace('abcdefabcdef', 'cd', 'XX') → abXXefabXXef\n\n"
+            "Returns the string with every match replaced by the new text.\n\n"
+            "jsonb ->> text → text\n\nExtracts the JSON object field with the given key, as text.\n\n"
+            "abs ( numeric_type ) → numeric_type\n\n"
+            "sqrt(2) → 1.4142135623730951\n\nReturns the square root of its argument.")
+    found = [c.text for c in candidates([Passage("functions.html", text, 0.5)])]
+    assert ("replace ( string text, from text, to text ) → text: "
+            "Replaces all occurrences in string of substring from with substring to") in found
+    assert "jsonb ->> text → text: Extracts the JSON object field with the given key, as text" in found
+    assert "Returns the string with every match replaced by the new text" in found     # after an example: no term
+    assert "Returns the square root of its argument" in found                          # digits: an example
+
+
+def test_sibling_entries_are_both_said_but_a_repeated_sentence_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two API entries share most words yet name different things; the same sentence from two
+    overlapping passages is one sentence."""
+    import numpy as np
+
+    from deployments.engines.extractive import NEAR_DUPLICATE, redundancy
+
+    first = ("base64.b32encode(s)\n\nEncode the bytes-like object s using Base32 and return the encoded bytes.\n\n"
+             "base64.urlsafe_b64encode(s)\n\nEncode bytes-like object s using the URL- and filesystem-safe alphabet "
+             "and return the encoded bytes.")
+    passages = [Passage("base64.html", first, 0.6), Passage("base64.html", first, 0.5)]
+    found = candidates(passages)
+    assert [c.n for c in found] == [1, 1, 2, 2]
+    assert 0.6 <= redundancy(found[1].text, found[0].text) < NEAR_DUPLICATE
+    engine = ExtractiveEngine(embedder="none", max_sentences=3)
+    scores = np.array([1.0, 0.9, 0.95, 0.85], dtype=np.float32)
+    monkeypatch.setattr(engine, "_scored", lambda *a, **k: (scores, scores, np.zeros(4, dtype=np.float32)))
+    said = [c.text for c in engine.choose("How do I base64-encode bytes?", passages, 256)]
+    assert said == [found[0].text, found[1].text]       # the sibling is said; passage 2's copies are not
+
+
 def test_a_lead_in_carries_its_short_code_example_on_one_line() -> None:
     example = ("Create a range partitioned table:\n\n```sql\nCREATE TABLE measurement (\n    logdate date not null\n"
                ") PARTITION BY RANGE (logdate);\n```\n")
