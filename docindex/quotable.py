@@ -116,7 +116,7 @@ TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
 # A call or operator signature with its return type is a term too: `replace ( string text, from text,
 # to text ) → text`, `jsonb ->> text → text` (PostgreSQL's function tables). No quotes or digits: an
 # example (`repeat('Pg', 4) → PgPgPgPg`) has them. Measured on the dev halves (stop 28,
-# evals/results/extractive-levers-stop28.json): PostgreSQL dev evidence in answer 27 -> 30 of 60,
+# evals/results/extractive-levers.json): PostgreSQL dev evidence in answer 27 -> 30 of 60,
 # Python dev and the cMCP tune half unchanged. False: the rule before (evals/extractive_levers.py).
 SIGNATURE_TERMS = True
 SIGNATURE_MAX_WORDS = 16

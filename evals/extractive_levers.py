@@ -1,4 +1,4 @@
-"""Levers tried on the extractive engine's choice, dev data only (none shipped: see the results).
+"""Levers tried on the extractive engine's choice, dev data only (two shipped in stop 28: see the results).
 
     python -m evals.extractive_levers     # → evals/results/extractive-levers.json
 
@@ -16,10 +16,10 @@ three and hurts none; the test halves are not opened here.
   sentences with a code span;
 - `k n` / `clip c`: the engine is given n passages, or passages clipped at c characters (the
   served prompt: 4 and 900);
-- `near-duplicate r` (stop 28): a further sentence is skipped when it shares ≥ r of its words
+- `near-duplicate r` (stop 28; shipped since: 0.9): a further sentence is skipped when it shares ≥ r of its words
   with one already chosen (shipped 0.6): API references list sibling entries that share most
   words ("base64.b32encode(s): Encode…", "base64.urlsafe_b64encode(s): Encode…");
-- `signature terms` (stop 28): a one-line call or operator signature with a return arrow
+- `signature terms` (stop 28; shipped since): a one-line call or operator signature with a return arrow
   (`replace ( string text, from text, to text ) → text`, PostgreSQL's function tables) is a
   term its next paragraph defines, like `os.makedirs(…)`; the shipped rule skips every line
   with "→" (examples, `repeat('Pg', 4) → PgPgPgPg`, have one too).
@@ -118,11 +118,11 @@ def _near_duplicate(value: float | None) -> Iterator[None]:
 
 
 @contextmanager
-def _signature_terms(on: bool) -> Iterator[None]:
+def _signature_terms(on: bool | None) -> Iterator[None]:
     from docindex import quotable
 
     shipped = quotable.SIGNATURE_TERMS
-    quotable.SIGNATURE_TERMS = on or shipped
+    quotable.SIGNATURE_TERMS = shipped if on is None else on
     try:
         yield
     finally:
@@ -157,11 +157,14 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"code cue {w:g}", {"code_cue": w}) for w in (0.05, 0.1)],
     *[(f"k {k}", {"k": k}) for k in (5, 6)],
     ("clip 1400", {"clip": 1400}),
-    *[(f"near-duplicate {r:g}", {"near_duplicate": r}) for r in (0.5, 0.7, 0.8, 1.01)],
-    ("signature terms", {"signatures": True}),
-    *[(f"signature terms + near-duplicate {r:g}", {"signatures": True, "near_duplicate": r}) for r in (0.7, 0.8, 0.9, 0.95, 1.01)],
-    *[(f"signature terms + near-duplicate 1.01 + diversity {d:g}",
-       {"signatures": True, "near_duplicate": 1.01, "diversity": d}) for d in (0.2, 0.4, 0.5)],
+    # stop 28: shipped = signature terms + near-duplicate 0.9; the rows before them, then each alone
+    ("before stop 28", {"signatures": False, "near_duplicate": 0.6}),
+    ("no signature terms", {"signatures": False}),
+    ("signature terms + near-duplicate 0.6", {"near_duplicate": 0.6}),
+    *[(f"signature terms + near-duplicate {r:g}", {"near_duplicate": r}) for r in (0.5, 0.7, 0.8, 0.95, 1.01)],
+    *[(f"no signature terms + near-duplicate {r:g}", {"signatures": False, "near_duplicate": r})
+      for r in (0.5, 0.7, 0.8, 0.9, 1.01)],
+    *[(f"shipped + diversity {d:g}", {"diversity": d}) for d in (0.2, 0.4, 0.5)],
 ]
 
 
@@ -185,7 +188,7 @@ def main() -> int:
         knobs = {key: v for key, v in lever.items() if key in ("cover", "number_cue", "code_cue", "diversity")}
         engine = ready(LeverEngine(**knobs), embedder)
         with _stemming(bool(lever.get("stems"))), _near_duplicate(lever.get("near_duplicate")), \
-                _signature_terms(bool(lever.get("signatures"))):
+                _signature_terms(lever.get("signatures")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_evidence": extractive_oos.score(engine, *data[c])["evidence_in_answer"]

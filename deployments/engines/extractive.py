@@ -102,7 +102,7 @@ it dropped an API reference's sibling entries, which share most words but name d
 ("base64.b32encode(s): Encode the bytes-like object s…" / "base64.urlsafe_b64encode(s): Encode
 bytes-like object s…"). With signature terms, dev halves' evidence in answer: 0.6 → 30 / 23 of 60,
 0.9 → 32 / 24 (PostgreSQL / Python; a plateau from 0.9 to off), cMCP tune half unchanged
-(evals/results/extractive-levers-stop28.json). Below 1.0 the same sentence from two overlapping
+(evals/results/extractive-levers.json). Below 1.0 the same sentence from two overlapping
 passages is still said once."""
 
 
