@@ -41,6 +41,7 @@ import numpy as np
 from deployments.citations import content_words
 from deployments.engines import extractive as X
 from deployments.passage import Passage
+from docindex import quotable
 from evals import extractive_oos, extractive_tune
 from evals.cases import load_cases
 from evals.extractive_tune import Memo, half, ready
@@ -108,35 +109,14 @@ def _suffix_stems(words: set[str]) -> set[str]:
 
 
 @contextmanager
-def _near_duplicate(value: float | None) -> Iterator[None]:
-    shipped = X.NEAR_DUPLICATE
-    X.NEAR_DUPLICATE = shipped if value is None else value
+def _setting(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """`owner.name` set to `value` inside the block (None: left as shipped)."""
+    shipped = getattr(owner, name)
+    setattr(owner, name, shipped if value is None else value)
     try:
         yield
     finally:
-        X.NEAR_DUPLICATE = shipped
-
-
-@contextmanager
-def _signature_terms(on: bool | None) -> Iterator[None]:
-    from docindex import quotable
-
-    shipped = quotable.SIGNATURE_TERMS
-    quotable.SIGNATURE_TERMS = shipped if on is None else on
-    try:
-        yield
-    finally:
-        quotable.SIGNATURE_TERMS = shipped
-
-
-@contextmanager
-def _stemming(on: bool) -> Iterator[None]:
-    shipped = X._stems
-    X._stems = _suffix_stems if on else shipped
-    try:
-        yield
-    finally:
-        X._stems = shipped
+        setattr(owner, name, shipped)
 
 
 def _cmcp_contexts(k: int, clip: int) -> tuple[list, dict[str, list[Passage]]]:
@@ -176,7 +156,7 @@ def main() -> int:
     load = os.getloadavg()[0]
     contexts: dict[tuple[int, int], dict[str, Any]] = {}
     rows = []
-    only = set(sys.argv[1:])          # lever names to run (default: all, into extractive-levers.json)
+    only = set(sys.argv[1:])          # lever names to run, printed only (default: all, into extractive-levers.json)
     for name, lever in LEVERS:
         if only and name not in only:
             continue
@@ -187,14 +167,17 @@ def main() -> int:
         data = contexts[(k, clip)]
         knobs = {key: v for key, v in lever.items() if key in ("cover", "number_cue", "code_cue", "diversity")}
         engine = ready(LeverEngine(**knobs), embedder)
-        with _stemming(bool(lever.get("stems"))), _near_duplicate(lever.get("near_duplicate")), \
-                _signature_terms(lever.get("signatures")):
+        with _setting(X, "_stems", _suffix_stems if lever.get("stems") else None), \
+                _setting(X, "NEAR_DUPLICATE", lever.get("near_duplicate")), \
+                _setting(quotable, "SIGNATURE_TERMS", lever.get("signatures")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_evidence": extractive_oos.score(engine, *data[c])["evidence_in_answer"]
                       for c in ("postgresql", "python")}}
         rows.append(row)
         print(json.dumps(row), flush=True)
+    if only:                          # a subset prints its rows and writes nothing
+        return 0
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
               "machine": f"{os.cpu_count()} cores, load {load:.1f} at start",
@@ -202,8 +185,7 @@ def main() -> int:
                             **{f"{c}_dev": len(contexts[(4, 900)][c][0]) for c in ("postgresql", "python")}},
               "rows": rows}
     RESULTS.mkdir(exist_ok=True)
-    name = "extractive-levers.json" if not only else "extractive-levers-stop28.json"
-    (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / "extractive-levers.json").write_text(json.dumps(result, indent=2) + "\n")
     return 0
 
 
