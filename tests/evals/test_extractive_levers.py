@@ -3,7 +3,9 @@ import pytest
 
 from deployments.engines.extractive import ExtractiveEngine
 from deployments.passage import Passage
-from evals.extractive_levers import LeverEngine, _stemming, _suffix_stems
+from deployments.engines import extractive as X
+from docindex import quotable
+from evals.extractive_levers import LeverEngine, _setting, _suffix_stems
 
 PASSAGES = [
     Passage("a.md", "The server listens on port 8080 by default. Its port is set with --port on the command line. "
@@ -32,7 +34,14 @@ async def test_with_every_lever_off_it_answers_as_the_shipped_engine() -> None:
 @pytest.mark.parametrize("knobs", [{"cover": 0.3}, {"number_cue": 0.1}, {"code_cue": 0.1}])
 async def test_each_lever_still_answers_with_cited_passage_sentences(knobs) -> None:
     engine = await started(LeverEngine(embedder="none", min_score=0.1, **knobs))
-    with _stemming(True):
+    with _setting(X, "_stems", _suffix_stems):
         chosen = engine.choose(QUESTION, PASSAGES, 256)
     assert 1 <= len(chosen) <= 3 and {c.n for c in chosen} <= {1, 2}
     assert any("port" in c.text for c in chosen)
+
+
+def test_a_setting_is_patched_inside_its_block_only_and_none_leaves_it() -> None:
+    shipped = X.NEAR_DUPLICATE
+    with _setting(X, "NEAR_DUPLICATE", 0.6), _setting(quotable, "SIGNATURE_TERMS", None):
+        assert X.NEAR_DUPLICATE == 0.6 and quotable.SIGNATURE_TERMS is True
+    assert X.NEAR_DUPLICATE == shipped
