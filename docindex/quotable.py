@@ -34,6 +34,10 @@ _FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the 
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+# Kept verbatim through the emphasis cleanup: code spans (`**kwargs`), dunder names (`object.__repr__`,
+# `__init__.py`) and double underscores inside a word (`name__icontains`). Until stop 28 they lost
+# their `**` and `__`: "object.__repr__(self)" was quoted as "object.repr(self)".
+_VERBATIM = re.compile(r"`[^`\n]+`|(?<![\w*])__[A-Za-z0-9]\w*?__(?![\w*])|[A-Za-z0-9]+__\w+")
 _DANGLING_MARKER = re.compile(r"[;,]\s+\d{1,3}[.)]$")   # "…; 3.": the next item's marker, cut from its text
 
 
@@ -44,6 +48,18 @@ class Candidate:
     text: str           # cleaned, without its final punctuation
 
 
+def _strip_emphasis(text: str) -> str:
+    """`**bold**` / `__bold__` to their text, stray `**` / `__` off; code spans and identifiers kept as written."""
+    kept: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        kept.append(match.group())
+        return f"\x00{len(kept) - 1}\x00"
+
+    text = _EMPHASIS.sub(r"\2", _VERBATIM.sub(keep, text)).replace("**", "").replace("__", "")
+    return re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text)
+
+
 def clean_sentence(raw: str) -> str:
     """Markdown scaffolding off a sentence: links to their text, list/heading
     markers, emphasis, stray brackets; its final punctuation removed."""
@@ -51,7 +67,7 @@ def clean_sentence(raw: str) -> str:
     text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
     text = _MARKER_LIKE.sub("", text)                                                      # a footnote's [1] is not
     text = _LEAD.sub("", text)
-    text = _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
+    text = _strip_emphasis(text)
     text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
                           text.replace("[", "(").replace("]", ")"))
     text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign

@@ -224,6 +224,17 @@ def test_a_definitions_term_leads_its_first_sentence() -> None:
     assert "So this paragraph has no term at all" in found                             # nor a sentence
 
 
+@pytest.mark.parametrize("raw, quoted", [
+    ("object.__repr__(self)", "object.__repr__(self)"),                      # a dunder name is no emphasis
+    ("If a class defines __repr__() but not __str__(), it is used.", "If a class defines __repr__() but not __str__(), it is used"),
+    ("Filter with name__icontains.", "Filter with name__icontains"),          # nor a double underscore in a word
+    ("Pass `**kwargs` through.", "Pass `**kwargs` through"),                  # nor a code span's text
+    ("**Fix.** Use **bold** and __strong text__ here.", "Fix. Use bold and strong text here"),   # emphasis goes
+])
+def test_emphasis_is_cleaned_but_identifiers_and_code_are_quoted_as_written(raw: str, quoted: str) -> None:
+    assert clean_sentence(raw) == quoted
+
+
 def test_a_signature_with_a_return_arrow_is_a_term_but_an_example_is_not() -> None:
     """PostgreSQL's function tables: signature, description, example, each its own line."""
     text = ("replace ( string text, from text, to text ) → text\n\n"
