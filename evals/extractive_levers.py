@@ -145,6 +145,7 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"no signature terms + near-duplicate {r:g}", {"signatures": False, "near_duplicate": r})
       for r in (0.5, 0.7, 0.8, 0.9, 1.01)],
     *[(f"shipped + diversity {d:g}", {"diversity": d}) for d in (0.2, 0.4, 0.5)],
+    ("commented code", {"commented_code": True}),
 ]
 
 
@@ -169,7 +170,8 @@ def main() -> int:
         engine = ready(LeverEngine(**knobs), embedder)
         with _setting(X, "_stems", _suffix_stems if lever.get("stems") else None), \
                 _setting(X, "NEAR_DUPLICATE", lever.get("near_duplicate")), \
-                _setting(quotable, "SIGNATURE_TERMS", lever.get("signatures")):
+                _setting(quotable, "SIGNATURE_TERMS", lever.get("signatures")), \
+                _setting(quotable, "COMMENTED_CODE", lever.get("commented_code")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_evidence": extractive_oos.score(engine, *data[c])["evidence_in_answer"]

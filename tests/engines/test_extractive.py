@@ -289,6 +289,19 @@ def test_a_lead_in_carries_its_short_code_example_on_one_line() -> None:
     assert result.invalid_citations == [] and result.support == 1.0
 
 
+def test_a_code_comment_is_quoted_with_the_code_it_describes() -> None:
+    """A whole-line comment of a few words carries the lines after it (up to a blank line, the next
+    comment or 3 lines); a short comment, one with no code after it, or code with a backtick does not."""
+    text = ("Example:\n\n```\n-- Be sure to enable row-level security on the table\n"
+            "ALTER TABLE passwd ENABLE ROW LEVEL SECURITY;\n\n"
+            "# Send the email via our own SMTP server.\nwith smtplib.SMTP('localhost') as s:\n    s.send_message(msg)\n\n"
+            "# build it\nmake all\n\n# Nothing follows this comment at all\n\n"
+            "// Print the value with a backtick\nprintf(\"`\");\n```\n")
+    found = [c.text for c in candidates([Passage("rls.html", text, 0.5)])]
+    assert found == ["Be sure to enable row-level security on the table: `ALTER TABLE passwd ENABLE ROW LEVEL SECURITY;`",
+                     "Send the email via our own SMTP server: `with smtplib.SMTP('localhost') as s: s.send_message(msg)`"]
+
+
 @pytest.mark.parametrize("code", ["a\nb\nc\nd\ne\nf\ng", "x = rows[1]", "print(`x`)", "<<<SRC-1", "x = 1. Then y",
                                   "make run   # on CPU\nserve run gpu.yaml", "x = 1  // one\ny = 2",
                                   "SELECT 1; -- one\nSELECT 2;"])
