@@ -50,6 +50,8 @@ class Candidate:
 
 def _strip_emphasis(text: str) -> str:
     """`**bold**` / `__bold__` to their text, stray `**` / `__` off; code spans and identifiers kept as written."""
+    if "\x00" in text:                  # the placeholders below would be ambiguous: strip as before
+        return _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
     kept: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
