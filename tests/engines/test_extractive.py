@@ -297,9 +297,12 @@ def test_a_code_comment_is_quoted_with_the_code_it_describes() -> None:
             "# Send the email via our own SMTP server.\nwith smtplib.SMTP('localhost') as s:\n    s.send_message(msg)\n\n"
             "# build it\nmake all\n\n# Nothing follows this comment at all\n\n"
             "// Print the value with a backtick\nprintf(\"`\");\n```\n")
-    found = [c.text for c in candidates([Passage("rls.html", text, 0.5)])]
-    assert found == ["Be sure to enable row-level security on the table: `ALTER TABLE passwd ENABLE ROW LEVEL SECURITY;`",
-                     "Send the email via our own SMTP server: `with smtplib.SMTP('localhost') as s: s.send_message(msg)`"]
+    passages = [Passage("rls.html", text, 0.5)]
+    assert [c.text for c in candidates(passages)] == [
+        "Be sure to enable row-level security on the table: `ALTER TABLE passwd ENABLE ROW LEVEL SECURITY;`",
+        "Send the email via our own SMTP server: `with smtplib.SMTP('localhost') as s: s.send_message(msg)`"]
+    result = check(" ".join(ExtractiveEngine.render(candidates(passages))), passages)   # quoted, so supported
+    assert result.invalid_citations == [] and result.support == 1.0
 
 
 @pytest.mark.parametrize("code", ["a\nb\nc\nd\ne\nf\ng", "x = rows[1]", "print(`x`)", "<<<SRC-1", "x = 1. Then y",
