@@ -219,15 +219,15 @@ def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int
         return []
     if tokens <= limit:
         return [(text, tokens, False)]
-    tail: list[str] = []
+    tail: list[tuple[str, int, str]] = []
     used = 0
-    for sentence in reversed(_sentences(text)):
+    for sentence, sep in reversed(_pieces(text)):
         need = _content_tokens(count_tokens, sentence)
         if used + need > limit:
             break
-        tail.insert(0, sentence)
+        tail.insert(0, (sentence, need, sep))
         used += need
-    return [(" ".join(tail), used, False)] if tail else []
+    return [(_joined(tail), used, False)] if tail else []
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
@@ -236,31 +236,50 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+"
 _LIST_MARKER = re.compile(r"(?:^|\n)\s*\d+[.)]$")   # "4." opening a numbered item is not a sentence
 
 
-def _sentences(text: str) -> list[str]:
-    """Sentences and lines of prose; a numbered item's marker stays with its text."""
-    out: list[str] = []
-    position = 0
+_ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """Sentences and lines of prose, each with the separator to put before it: "\n" before a
+    list item that began a line, else " " (a wrapped line joins the one before it); a numbered
+    item's marker stays with its text."""
+    out: list[tuple[str, str]] = []
+    position, broke = 0, False
+
+    def add(piece: str) -> None:
+        out.append((piece, "\n" if broke and _ITEM_START.match(piece) else " "))
+
     for boundary in _SENTENCE_END.finditer(text):
         piece = text[position:boundary.start()]
         if not piece.strip() or _LIST_MARKER.search(piece.rstrip()):
             continue
-        out.append(piece.strip())
-        position = boundary.end()
+        add(piece.strip())
+        position, broke = boundary.end(), "\n" in boundary.group()
     if text[position:].strip():
-        out.append(text[position:].strip())
+        add(text[position:].strip())
     return out
 
 
+def _sentences(text: str) -> list[str]:
+    return [piece for piece, _ in _pieces(text)]
+
+
 def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
-    """Sentences packed up to the budget; a sentence too long is cut on words, then characters."""
+    """Sentences packed up to the budget; a sentence too long is cut on words, then characters.
+    Pieces keep their line breaks: a list's items stay one a line ("…reuse it);\n2. builds…"),
+    where joining them with spaces made one sentence of two items."""
     parts: list[tuple[str, int]] = []
-    for sentence in _sentences(text):
+    seps: list[str] = []
+    for sentence, sep in _pieces(text):
         tokens = _content_tokens(count_tokens, sentence)
         if tokens <= budget:
             parts.append((sentence, tokens))
+            seps.append(sep)
         else:
-            parts.extend(_split_words(sentence, budget, count_tokens))
-    return _greedy_join(parts, budget, " ")
+            words = _split_words(sentence, budget, count_tokens)
+            parts.extend(words)
+            seps.extend([sep] + [" "] * (len(words) - 1))
+    return _greedy_join(parts, budget, " ", seps)
 
 
 def _split_words(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
@@ -276,28 +295,36 @@ def _split_words(text: str, budget: int, count_tokens: TokenCounter) -> list[tup
     return _greedy_join(words, budget, " ")
 
 
-def _greedy_join(parts: list[tuple[str, int]], budget: int, sep: str) -> list[tuple[str, int]]:
+def _greedy_join(parts: list[tuple[str, int]], budget: int, sep: str,
+                 seps: list[str] | None = None) -> list[tuple[str, int]]:
     """Join counted parts up to the budget. BERT's pre-tokenizer splits on whitespace, so the
     tokens of parts joined by whitespace are the sum of their tokens: no re-counting.
     A tiny last group takes parts from the end of the group before it (the last group only
-    grows up to MIN_CHUNK_CHARS, the one before only shrinks: both stay within the budget)."""
-    groups: list[list[tuple[str, int]]] = []
-    current: list[tuple[str, int]] = []
+    grows up to MIN_CHUNK_CHARS, the one before only shrinks: both stay within the budget).
+    `seps`: each part's own separator before it (default `sep` for all)."""
+    separators = seps if seps is not None else [sep] * len(parts)
+    groups: list[list[tuple[str, int, str]]] = []
+    current: list[tuple[str, int, str]] = []
     used = 0
-    for part, tokens in parts:
+    for (part, tokens), before_part in zip(parts, separators):
         if current and used + tokens > budget:
             groups.append(current)
             current, used = [], 0
-        current.append((part, tokens))
+        current.append((part, tokens, before_part))
         used += tokens
     if current:
         groups.append(current)
     if len(groups) > 1:
         before, last = groups[-2], groups[-1]
-        while len(before) > 1 and len(sep.join(p for p, _ in last)) < MIN_CHUNK_CHARS \
-                and sum(t for _, t in last) + before[-1][1] <= budget:
+        while len(before) > 1 and len(_joined(last)) < MIN_CHUNK_CHARS \
+                and sum(t for _, t, _ in last) + before[-1][1] <= budget:
             last.insert(0, before.pop())
-    return [(sep.join(p for p, _ in group), sum(t for _, t in group)) for group in groups]
+    return [(_joined(group), sum(t for _, t, _ in group)) for group in groups]
+
+
+def _joined(group: list[tuple[str, int, str]]) -> str:
+    """The group's parts, each after its own separator (none before the first)."""
+    return "".join(part if i == 0 else sep + part for i, (part, _, sep) in enumerate(group))
 
 
 def _split_code(code: str, budget: int, count_tokens: TokenCounter) -> list[str]:

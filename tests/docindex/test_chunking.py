@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from tokenizers import Tokenizer
 
@@ -155,3 +157,17 @@ def test_the_heading_path_is_embedded_and_scored_but_not_in_the_displayed_text(c
     chunk = chunks[-1]
     assert chunk.text == "Build an index first."
     assert chunk.embed_text == "Guide › Serving › Your own documents\nBuild an index first."
+
+
+def test_an_oversized_list_keeps_one_item_a_line_and_joins_wrapped_lines(count_tokens):
+    """A list too long for one chunk is cut by sentences and lines; its items stay one a line
+    (joined with spaces, "…reuse it); 2. builds…" read as one sentence of two items)."""
+    items = [f"{n}. step {n} does {' '.join(['something useful'] * 12)} and then\n   wraps onto a second line;"
+             for n in range(1, 13)]
+    chunks = chunks_of("# Run\n\n" + "\n".join(items) + "\n", count_tokens)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert count_tokens(chunk.embed_text) <= MAX_TOKENS
+        starts = [m.start() for m in re.finditer(r"\d+\. step", chunk.text)]
+        assert starts and all(at == 0 or chunk.text[at - 1] == "\n" for at in starts)   # an item opens a line
+        assert "\n   wraps" not in chunk.text                                          # a wrapped line is joined
