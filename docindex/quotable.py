@@ -208,14 +208,16 @@ def _commented_code(text: str, unit: Unit) -> list[tuple[int, str]]:
         if not comment or len(comment.group(1).split()) < COMMENT_MIN_WORDS:
             continue
         code: list[str] = []
+        continued = False           # the line before ended with "\\": this one is its argument, not a comment
         for following in lines[i + 1:]:
-            if not following.strip() or _COMMENT_LINE.match(following) or following.startswith(("```", "~~~")) \
-                    or len(code) == COMMENTED_MAX_LINES:
+            if not following.strip() or (_COMMENT_LINE.match(following) and not continued) \
+                    or following.startswith(("```", "~~~")) or len(code) == COMMENTED_MAX_LINES:
                 break
             code.append(" ".join(_REPL_PROMPT.sub("", following).strip().removesuffix("\\").split()))
+            continued = following.rstrip().endswith("\\")
         joined = " ".join(code)
-        if not code or "`" in joined or _MARKER_LIKE.search(joined) or _FENCE_RUN.search(joined):
-            continue
+        if not code or continued or "`" in joined or _MARKER_LIKE.search(joined) or _FENCE_RUN.search(joined):
+            continue                # a command cut before its end is not quoted
         said = clean_sentence(comment.group(1))
         sentence = f"{said}: `{joined}`"
         if said and _first_sentence(sentence) == sentence:

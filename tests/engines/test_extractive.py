@@ -305,6 +305,16 @@ def test_a_code_comment_is_quoted_with_the_code_it_describes() -> None:
     assert result.invalid_citations == [] and result.support == 1.0
 
 
+def test_a_commented_command_is_quoted_whole_or_not_at_all() -> None:
+    """A continued line's `-- ARGS` is the command's, not a comment; a command longer than the
+    lines a comment carries is not cut mid-way."""
+    short = "```sh\n# List and read inside a sandbox\ninspect \\\n    -- ./server --root ./docs\n```\n"
+    long = "```sh\n# Run the whole pipeline end to end\na \\\n  b \\\n  c \\\n  d\n```\n"
+    assert [c.text for c in candidates([Passage("a.md", short, 0.5)])] == [
+        "List and read inside a sandbox: `inspect -- ./server --root ./docs`"]
+    assert candidates([Passage("b.md", long, 0.5)]) == []
+
+
 @pytest.mark.parametrize("code", ["a\nb\nc\nd\ne\nf\ng", "x = rows[1]", "print(`x`)", "<<<SRC-1", "x = 1. Then y",
                                   "make run   # on CPU\nserve run gpu.yaml", "x = 1  // one\ny = 2",
                                   "SELECT 1; -- one\nSELECT 2;"])
