@@ -137,15 +137,16 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"code cue {w:g}", {"code_cue": w}) for w in (0.05, 0.1)],
     *[(f"k {k}", {"k": k}) for k in (5, 6)],
     ("clip 1400", {"clip": 1400}),
-    # stop 28: shipped = signature terms + near-duplicate 0.9; the rows before them, then each alone
-    ("before stop 28", {"signatures": False, "near_duplicate": 0.6}),
+    # stop 28: shipped = signature terms + near-duplicate 0.9 + commented code (and identifiers quoted as
+    # written, a fix with no switch); the rows before them, then each alone
+    ("before stop 28", {"signatures": False, "near_duplicate": 0.6, "commented_code": False}),
     ("no signature terms", {"signatures": False}),
     ("signature terms + near-duplicate 0.6", {"near_duplicate": 0.6}),
     *[(f"signature terms + near-duplicate {r:g}", {"near_duplicate": r}) for r in (0.5, 0.7, 0.8, 0.95, 1.01)],
     *[(f"no signature terms + near-duplicate {r:g}", {"signatures": False, "near_duplicate": r})
       for r in (0.5, 0.7, 0.8, 0.9, 1.01)],
     *[(f"shipped + diversity {d:g}", {"diversity": d}) for d in (0.2, 0.4, 0.5)],
-    ("commented code", {"commented_code": True}),
+    ("no commented code", {"commented_code": False}),
 ]
 
 
