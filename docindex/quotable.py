@@ -18,6 +18,7 @@ made from: a changed rule here makes old keys miss, never mislead.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
@@ -202,7 +203,7 @@ def _commented_code(text: str, unit: Unit) -> list[tuple[int, str]]:
     "Be sure to enable row-level security on the table: `ALTER TABLE passwd ENABLE ROW LEVEL SECURITY;`"."""
     out: list[tuple[int, str]] = []
     lines = text[unit.start:unit.end].split("\n")
-    offsets = [unit.start + sum(len(line) + 1 for line in lines[:i]) for i in range(len(lines))]
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=unit.start))
     for i, line in enumerate(lines):
         comment = _COMMENT_LINE.match(line)
         if not comment or len(comment.group(1).split()) < COMMENT_MIN_WORDS:
