@@ -260,10 +260,6 @@ def _pieces(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _sentences(text: str) -> list[str]:
-    return [piece for piece, _ in _pieces(text)]
-
-
 def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
     """Sentences packed up to the budget; a sentence too long is cut on words, then characters.
     Pieces keep their line breaks: a list's items stay one a line ("…reuse it);\n2. builds…"),

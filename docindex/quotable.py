@@ -51,16 +51,16 @@ class Candidate:
 
 def _strip_emphasis(text: str) -> str:
     """`**bold**` / `__bold__` to their text, stray `**` / `__` off; code spans and identifiers kept as written."""
-    if "\x00" in text:                  # the placeholders below would be ambiguous: strip as before
-        return _EMPHASIS.sub(r"\2", text).replace("**", "").replace("__", "")
     kept: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
         kept.append(match.group())
         return f"\x00{len(kept) - 1}\x00"
 
-    text = _EMPHASIS.sub(r"\2", _VERBATIM.sub(keep, text)).replace("**", "").replace("__", "")
-    return re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text)
+    # A text that holds NUL already is stripped as before: the placeholders would be ambiguous.
+    protected = text if "\x00" in text else _VERBATIM.sub(keep, text)
+    text = _EMPHASIS.sub(r"\2", protected).replace("**", "").replace("__", "")
+    return re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text) if kept else text
 
 
 def clean_sentence(raw: str) -> str:
@@ -174,17 +174,25 @@ _REPL_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
 _COMMENT = re.compile(r"(?:^|\s)(?:#|//|--)(?:\s|$)")           # shell/Python, C/JS, SQL
 
 
+def _code_line(line: str) -> str:
+    """One line of code as it is quoted: no REPL prompt, no shell continuation, spaces collapsed."""
+    return " ".join(_REPL_PROMPT.sub("", line).strip().removesuffix("\\").split())
+
+
+def _quotable_code(code: str) -> bool:
+    """Code on one line that reads as code: no backtick, nothing like a citation or a prompt fence."""
+    return bool(code) and "`" not in code and not _MARKER_LIKE.search(code) and not _FENCE_RUN.search(code)
+
+
 def _inline_code(text: str, unit: Unit) -> str:
     """A short code block as one line of code ("" when it is longer than
     CODE_MAX_LINES or holds what would read as a citation, a prompt fence, a
     backtick, or a comment before its last line): "Create a range partitioned
     table:" answers with its example."""
-    lines = [" ".join(_REPL_PROMPT.sub("", line).strip().removesuffix("\\").split())   # a shell line's continuation
-             for line in text[unit.start:unit.end].split("\n")]
+    lines = [_code_line(line) for line in text[unit.start:unit.end].split("\n")]
     lines = [line for line in lines if line and not line.startswith(("```", "~~~"))]
     code = " ".join(lines)
-    if not lines or len(lines) > CODE_MAX_LINES or "`" in code or _MARKER_LIKE.search(code) \
-            or _FENCE_RUN.search(code) or any(_COMMENT.search(line) for line in lines[:-1]):
+    if len(lines) > CODE_MAX_LINES or not _quotable_code(code) or any(_COMMENT.search(line) for line in lines[:-1]):
         return ""                   # on one line, a comment would swallow the lines after it
     return code
 
@@ -214,10 +222,10 @@ def _commented_code(text: str, unit: Unit) -> list[tuple[int, str]]:
             if not following.strip() or (_COMMENT_LINE.match(following) and not continued) \
                     or following.startswith(("```", "~~~")) or len(code) == COMMENTED_MAX_LINES:
                 break
-            code.append(" ".join(_REPL_PROMPT.sub("", following).strip().removesuffix("\\").split()))
+            code.append(_code_line(following))
             continued = following.rstrip().endswith("\\")
         joined = " ".join(code)
-        if not code or continued or "`" in joined or _MARKER_LIKE.search(joined) or _FENCE_RUN.search(joined):
+        if continued or not _quotable_code(joined):
             continue                # a command cut before its end is not quoted
         said = clean_sentence(comment.group(1))
         sentence = f"{said}: `{joined}`"
