@@ -10,11 +10,17 @@ questions.jsonl, one object a line:
   also      other pages that answer it too (accepted as hits)
   split     dev | test
 off_topic.jsonl: id, question, kind ("everyday" | "vendor"), split.
+answers.jsonl: id, answer: a reference answer to each question (1-3 sentences from
+  the gold page, written by hand after the questions were frozen and before any
+  answer lever was tried on them; stop 29). `word_recall` (evals/metrics.py) scores
+  how much of it an answer or a passage holds.
 
 The split is deterministic: ids sorted by sha256(id), the first half (rounded
 up) is dev. `python -m benchmarks.oos.questions freeze NAME…` fills anchor and
 split, checks every gold page and evidence, and writes questions.lock;
-`check` verifies the lock without changing anything.
+`check` verifies the lock without changing anything. `freeze-answers NAME FILE…`
+merges hand-written answer files into answers.jsonl (one answer per question, in
+the questions' order) and adds it to the lock.
 """
 from __future__ import annotations
 
@@ -133,6 +139,27 @@ def freeze(name: str) -> None:
     print(f"{name}: {len(items)} questions, {len(off)} off-topic frozen")
 
 
+def freeze_answers(name: str, parts: list[Path]) -> None:
+    corpus = CORPORA[name]
+    ids = [q["id"] for q in load(corpus.dir / "questions.jsonl")]
+    answers: dict[str, str] = {}
+    for part in parts:
+        for row in load(part):
+            if row["id"] in answers:
+                raise SystemExit(f"{name}: {row['id']} answered twice")
+            answers[row["id"]] = " ".join(str(row["answer"]).split())
+    problems = [f"{i}: no answer" for i in ids if not answers.get(i)] + [
+        f"{i}: not a question of {name}" for i in answers if i not in ids]
+    if problems:
+        raise SystemExit("\n".join(problems))
+    (corpus.dir / "answers.jsonl").write_text(
+        "".join(json.dumps({"id": i, "answer": answers[i]}, ensure_ascii=False) + "\n" for i in ids))
+    lock = json.loads(LOCK.read_text())
+    lock[f"{name}/answers.jsonl"] = file_sha256(corpus.dir / "answers.jsonl")
+    LOCK.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
+    print(f"{name}: {len(ids)} answers frozen")
+
+
 def check() -> list[str]:
     lock = json.loads(LOCK.read_text())
     return [f"{rel}: sha256 differs from questions.lock" for rel, sha in sorted(lock.items())
@@ -146,9 +173,11 @@ if __name__ == "__main__":
     if command == "freeze":
         for name in names:
             freeze(name)
+    elif command == "freeze-answers":
+        freeze_answers(names[0], [Path(p) for p in names[1:]])
     elif command == "check":
         problems = check()
         print("\n".join(problems) or "questions.lock: ok")
         sys.exit(1 if problems else 0)
     else:
-        sys.exit(f"unknown command {command!r}: use freeze or check")
+        sys.exit(f"unknown command {command!r}: use freeze, freeze-answers or check")

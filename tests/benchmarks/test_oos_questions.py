@@ -13,8 +13,16 @@ NAMES = sorted(CORPORA)
 
 def test_question_files_match_the_lock():
     lock = json.loads(qs.LOCK.read_text())
-    assert sorted(lock) == sorted(f"{name}/{file}" for name in NAMES for file in qs.FILES)
+    assert sorted(lock) == sorted(f"{name}/{file}" for name in NAMES for file in (*qs.FILES, "answers.jsonl"))
     assert qs.check() == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_question_has_one_reference_answer_of_a_few_sentences(name):
+    answers = qs.load(CORPORA[name].dir / "answers.jsonl")
+    assert [a["id"] for a in answers] == [q["id"] for q in qs.questions(name)]
+    for a in answers:
+        assert 5 <= len(a["answer"].split()) <= 90, a["id"]
 
 
 @pytest.mark.parametrize("name", NAMES)
