@@ -55,9 +55,11 @@ _SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
 class LeverEngine(X.ExtractiveEngine):
     """The shipped engine with one lever set (all default to off)."""
 
-    def __init__(self, *, cover: float = 0.0, number_cue: float = 0.0, code_cue: float = 0.0, **kw: Any) -> None:
+    def __init__(self, *, cover: float = 0.0, number_cue: float = 0.0, code_cue: float = 0.0,
+                 adjacent: float = 0.0, same_passage: float = 0.0, **kw: Any) -> None:
         super().__init__(**kw)
         self.cover, self.number_cue, self.code_cue = cover, number_cue, code_cue
+        self.adjacent, self.same_passage = adjacent, same_passage
 
     def _scored(self, question, found, k, headings, stored):  # type: ignore[no-untyped-def]
         scores, lexical, rank = super()._scored(question, found, k, headings, stored)
@@ -68,9 +70,16 @@ class LeverEngine(X.ExtractiveEngine):
         return scores, lexical, rank
 
     def select(self, question, found, scores, order, max_tokens):  # type: ignore[no-untyped-def]
-        """The shipped selection, plus `cover` × the share of the question's words a sentence adds."""
-        if not self.cover:
+        """The shipped selection, plus `cover` × the share of the question's words a sentence adds,
+        `adjacent` for the sentence right after a chosen one in its passage, `same_passage` for
+        a sentence of the best sentence's passage."""
+        if not (self.cover or self.adjacent or self.same_passage):
             return super().select(question, found, scores, order, max_tokens)
+        following = {}                # candidate index → the index of the candidate after it in its passage
+        by_place = sorted(range(len(found)), key=lambda i: (found[i].n, found[i].start))
+        for a, b in zip(by_place, by_place[1:]):
+            if found[a].n == found[b].n:
+                following[a] = b
         top, best = int(order[0]), float(scores[order[0]])
         words = content_words(question)
         asked = X._stems(words)
@@ -88,7 +97,9 @@ class LeverEngine(X.ExtractiveEngine):
                 if near >= X.NEAR_DUPLICATE:
                     continue
                 added = sum(weights.get(t, 1.0) for t in has[i] - covered) / total
-                marginal = float(scores[i]) - self.diversity * near + self.cover * added
+                marginal = (float(scores[i]) - self.diversity * near + self.cover * added
+                            + self.adjacent * any(following.get(j) == i for j in chosen)
+                            + self.same_passage * (found[i].n == found[top].n))
                 if marginal > value:
                     pick, value = i, marginal
             if pick is None:
@@ -98,6 +109,13 @@ class LeverEngine(X.ExtractiveEngine):
             budget -= X._cost(found[pick])
         out = [found[i] for i in chosen]
         return out[:1] + sorted(out[1:], key=lambda c: (c.n, c.start))
+
+
+def _oos_row(scored: dict) -> dict:
+    """An out-of-sample half's columns: evidence strings in the answers, and the share of the
+    gold answers' words they hold where the corpus has gold answers."""
+    return {"evidence": scored["evidence_in_answer"], "words": scored["mean_words"],
+            **({"gold": scored["gold_in_answer"]} if "gold_in_answer" in scored else {})}
 
 
 def _suffix_stems(words: set[str]) -> set[str]:
@@ -147,6 +165,11 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
       for r in (0.5, 0.7, 0.8, 0.9, 1.01)],
     *[(f"shipped + diversity {d:g}", {"diversity": d}) for d in (0.2, 0.4, 0.5)],
     ("no commented code", {"commented_code": False}),
+    # stop 29: what keeps more of a gold answer (benchmarks/oos/<corpus>/answers.jsonl)
+    *[(f"keep ratio {r:g}", {"keep_ratio": r}) for r in (0.3, 0.4, 0.6)],
+    *[(f"adjacent {w:g}", {"adjacent": w}) for w in (0.05, 0.1, 0.2)],
+    *[(f"same passage {w:g}", {"same_passage": w}) for w in (0.05, 0.1, 0.2)],
+    ("4 sentences (over the 3-sentence target: a bound)", {"max_sentences": 4}),
 ]
 
 
@@ -167,7 +190,9 @@ def main() -> int:
             contexts[(k, clip)] = {"cmcp": _cmcp_contexts(k, clip),
                                    **{c: extractive_oos.oos_contexts(c, "dev", k, clip) for c in ("postgresql", "python")}}
         data = contexts[(k, clip)]
-        knobs = {key: v for key, v in lever.items() if key in ("cover", "number_cue", "code_cue", "diversity")}
+        knobs = {key: v for key, v in lever.items()
+                 if key in ("cover", "number_cue", "code_cue", "diversity", "adjacent", "same_passage",
+                            "keep_ratio", "max_sentences")}
         engine = ready(LeverEngine(**knobs), embedder)
         with _setting(X, "_stems", _suffix_stems if lever.get("stems") else None), \
                 _setting(X, "NEAR_DUPLICATE", lever.get("near_duplicate")), \
@@ -175,8 +200,8 @@ def main() -> int:
                 _setting(quotable, "COMMENTED_CODE", lever.get("commented_code")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
-                   **{f"{c}_dev_evidence": extractive_oos.score(engine, *data[c])["evidence_in_answer"]
-                      for c in ("postgresql", "python")}}
+                   **{f"{c}_dev_{key}": value for c in ("postgresql", "python")
+                      for key, value in _oos_row(extractive_oos.score(engine, *data[c])).items()}}
         rows.append(row)
         print(json.dumps(row), flush=True)
     if only:                          # a subset prints its rows and writes nothing

@@ -75,6 +75,25 @@ def fact_present(answer: str, fact: str) -> bool:
     return any(alt and _fact_pattern(alt).search(haystack) for alt in alts)
 
 
+def gold_words(reference: str) -> set[str]:
+    """A reference answer's content words (normalize_text's tokens, no stopwords, no
+    one-letter words): what `word_recall` looks for."""
+    from deployments.citations import content_words
+
+    return content_words(normalize_text(reference))
+
+
+def word_recall(reference: str, text: str) -> float:
+    """Share of the reference answer's content words that `text` has, as whole tokens
+    (case-insensitive, citation markers ignored): how much of a gold answer an answer,
+    or a passage, holds. An empty reference counts as fully held."""
+    wanted = gold_words(reference)
+    if not wanted:
+        return 1.0
+    have = set(re.findall(r"\w+", normalize_text(text)))
+    return len(wanted & have) / len(wanted)
+
+
 def ranked_sources(record: dict) -> list[str]:
     return [s["source"] for s in record.get("sources") or []]
 

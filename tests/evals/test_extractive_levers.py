@@ -31,7 +31,8 @@ async def test_with_every_lever_off_it_answers_as_the_shipped_engine() -> None:
     assert lever.choose(QUESTION, PASSAGES, 256) == shipped.choose(QUESTION, PASSAGES, 256)
 
 
-@pytest.mark.parametrize("knobs", [{"cover": 0.3}, {"number_cue": 0.1}, {"code_cue": 0.1}])
+@pytest.mark.parametrize("knobs", [{"cover": 0.3}, {"number_cue": 0.1}, {"code_cue": 0.1}, {"adjacent": 0.2},
+                                   {"same_passage": 0.2}])
 async def test_each_lever_still_answers_with_cited_passage_sentences(knobs) -> None:
     engine = await started(LeverEngine(embedder="none", min_score=0.1, **knobs))
     with _setting(X, "_stems", _suffix_stems):
@@ -45,3 +46,14 @@ def test_a_setting_is_patched_inside_its_block_only_and_none_leaves_it() -> None
     with _setting(X, "NEAR_DUPLICATE", 0.6), _setting(quotable, "SIGNATURE_TERMS", None):
         assert X.NEAR_DUPLICATE == 0.6 and quotable.SIGNATURE_TERMS is True
     assert X.NEAR_DUPLICATE == shipped
+
+
+async def test_adjacent_prefers_the_sentence_after_a_chosen_one_in_its_passage() -> None:
+    passages = [Passage("a.md", "The cache lives in var/cache by default. Delete it to rebuild every index. "
+                                "Cache files are small.", 0.6, 2.0, 0.03)]
+    plain = await started(LeverEngine(embedder="none", min_score=0.1, max_sentences=2, keep_ratio=0.0))
+    nextdoor = await started(LeverEngine(embedder="none", min_score=0.1, max_sentences=2, keep_ratio=0.0,
+                                         adjacent=1.0))
+    question = "Where does the cache live?"
+    assert [c.text for c in nextdoor.choose(question, passages, 256)][1] == "Delete it to rebuild every index"
+    assert plain.choose(question, passages, 256)[0] == nextdoor.choose(question, passages, 256)[0]

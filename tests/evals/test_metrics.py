@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from evals.cases import parse_case
-from evals.metrics import (METRICS_BY_NAME, aggregate, aggregate_table, fact_present, paired_difference)
+from evals.metrics import (METRICS_BY_NAME, aggregate, aggregate_table, fact_present, paired_difference,
+                           word_recall)
 
 FACTUAL = parse_case({"id": "f", "kind": "factual", "question": "q", "sources": [["a.md", "b.md"]],
                       "anchors": ["a.md#x"], "key_facts": ["libcurl", "50,487|50487"]})
@@ -128,3 +129,11 @@ def test_paired_difference_of_identical_runs_is_exactly_zero():
     worse = {k: {"mode": "retrieval", "sources": srcs("z.md")} for k in run}
     diff = paired_difference(METRICS_BY_NAME["recall@1"], cases, run, worse)
     assert math.isclose(diff.delta, -diff.base) and diff.ci_high < 0
+
+
+def test_word_recall_counts_the_reference_content_words_held_as_whole_tokens():
+    gold = "Set the port with `--port`; the default is 8080."
+    assert word_recall(gold, "The server's port is set by --port, 8080 by default [1].") == 1.0
+    assert word_recall(gold, "Ports are configured elsewhere [2].") == 0.0     # "ports" is not "port"
+    assert word_recall(gold, "The default port [1].") == 0.5      # port, default of set, port, default, 8080
+    assert word_recall("", "anything") == 1.0
