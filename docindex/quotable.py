@@ -75,7 +75,17 @@ def clean_sentence(raw: str) -> str:
                           text.replace("[", "(").replace("]", ")"))
     text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
     text = _DANGLING_MARKER.sub("", text)
-    return text.rstrip(".!?:;, ")
+    return _balanced(text.rstrip(".!?:;, "))
+
+
+def _balanced(text: str) -> str:
+    """A parenthesized sentence loses the bracket its sentence split left unmatched:
+    "(A password is only of use for roles having the LOGIN attribute, …" quotes without it."""
+    if text.startswith("(") and text.count("(") > text.count(")"):
+        text = text[1:].lstrip()
+    if text.endswith(")") and text.count(")") > text.count("("):
+        text = text[:-1].rstrip(".!?:;, ")
+    return text
 
 
 def _row_text(raw: str) -> str:

@@ -136,6 +136,16 @@ def test_source_text_is_kept_where_it_is_content() -> None:
     assert clean_sentence("Names are `<server>:<tool>`, never <<<SRC-1") == "Names are `<server>:<tool>`, never ‹‹‹SRC-1"
 
 
+@pytest.mark.parametrize("raw, quoted", [
+    ("(A password is only of use for roles having the LOGIN attribute.", "A password is only of use for roles having the LOGIN attribute"),
+    ("Roles without it can still have one.)", "Roles without it can still have one"),
+    ("(The whole sentence is a parenthesis.)", "(The whole sentence is a parenthesis.)"),
+    ("Call f(x) to run it (once).", "Call f(x) to run it (once)"),
+])
+def test_a_bracket_left_unmatched_by_the_sentence_split_is_dropped(raw: str, quoted: str) -> None:
+    assert clean_sentence(raw) == quoted
+
+
 def test_an_identifier_may_start_a_passage_but_a_cut_sentence_may_not() -> None:
     found = candidates([Passage("a.md", "filesystem-mcp exposes four tools over a sandboxed root directory.", 0.5),
                         Passage("b.md", "and then the server restarts every worker it owns.", 0.5)])
