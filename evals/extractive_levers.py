@@ -50,16 +50,18 @@ RESULTS = extractive_oos.RESULTS
 _NUMBER_Q = re.compile(r"\b(how (many|much|long|large|often)|limit|maximum|minimum|default value|which version)\b", re.I)
 _HOW_TO_Q = re.compile(r"^\s*(how (do|can|should) (i|you|we)|how to|what command|which command)\b", re.I)
 _SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
+LONG = 40
+"""`length w`: a sentence of LONG words or more gains w, a shorter one its share of it."""
 
 
 class LeverEngine(X.ExtractiveEngine):
     """The shipped engine with one lever set (all default to off)."""
 
     def __init__(self, *, cover: float = 0.0, number_cue: float = 0.0, code_cue: float = 0.0,
-                 adjacent: float = 0.0, same_passage: float = 0.0, **kw: Any) -> None:
+                 adjacent: float = 0.0, same_passage: float = 0.0, length: float = 0.0, **kw: Any) -> None:
         super().__init__(**kw)
         self.cover, self.number_cue, self.code_cue = cover, number_cue, code_cue
-        self.adjacent, self.same_passage = adjacent, same_passage
+        self.adjacent, self.same_passage, self.length = adjacent, same_passage, length
 
     def _scored(self, question, found, k, headings, stored):  # type: ignore[no-untyped-def]
         scores, lexical, rank = super()._scored(question, found, k, headings, stored)
@@ -67,6 +69,8 @@ class LeverEngine(X.ExtractiveEngine):
             scores = scores + self.number_cue * np.array([any(ch.isdigit() for ch in c.text) for c in found])
         if self.code_cue and _HOW_TO_Q.search(question):
             scores = scores + self.code_cue * np.array(["`" in c.text for c in found])
+        if self.length:
+            scores = scores + self.length * np.array([min(len(c.text.split()), LONG) / LONG for c in found])
         return scores, lexical, rank
 
     def select(self, question, found, scores, order, max_tokens):  # type: ignore[no-untyped-def]
@@ -170,6 +174,9 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"adjacent {w:g}", {"adjacent": w}) for w in (0.05, 0.1, 0.2)],
     *[(f"same passage {w:g}", {"same_passage": w}) for w in (0.05, 0.1, 0.2)],
     ("4 sentences (over the 3-sentence target: a bound)", {"max_sentences": 4}),
+    *[(f"length {w:g}", {"length": w}) for w in (0.05, 0.1, 0.15, 0.2)],
+    *[(f"rank bonus {w:g}", {"rank_bonus": w}) for w in (0.0, 0.05, 0.1)],
+    *[(f"length {w:g} + rank bonus {r:g}", {"length": w, "rank_bonus": r}) for w in (0.1, 0.15) for r in (0.05, 0.1)],
 ]
 
 
@@ -192,7 +199,7 @@ def main() -> int:
         data = contexts[(k, clip)]
         knobs = {key: v for key, v in lever.items()
                  if key in ("cover", "number_cue", "code_cue", "diversity", "adjacent", "same_passage",
-                            "keep_ratio", "max_sentences")}
+                            "keep_ratio", "max_sentences", "length", "rank_bonus")}
         engine = ready(LeverEngine(**knobs), embedder)
         with _setting(X, "_stems", _suffix_stems if lever.get("stems") else None), \
                 _setting(X, "NEAR_DUPLICATE", lever.get("near_duplicate")), \
