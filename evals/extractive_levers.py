@@ -141,13 +141,21 @@ def _setting(owner: Any, name: str, value: Any) -> Iterator[None]:
         setattr(owner, name, shipped)
 
 
-def _cmcp_contexts(k: int, clip: int) -> tuple[list, dict[str, list[Passage]]]:
+def _cmcp_contexts(k: int, clip: int, ranking: Any = None) -> tuple[list, dict[str, list[Passage]]]:
     """The cMCP tune half's cases and their passages as served, with the stored quote vectors."""
     from docindex.index import Index
 
     index = Index("var/eval.db")
     cases = [c for c in load_cases() if half(c) == "tune"]
-    return cases, {c.id: extractive_tune.passages_for(index, c, "cmcp", True, k=k, clip=clip) for c in cases}
+    return cases, {c.id: extractive_tune.passages_for(index, c, "cmcp", True, k=k, clip=clip, ranking=ranking)
+                   for c in cases}
+
+
+def _ranking(name: str | None) -> Any:
+    """A passages ranking by name (None: the index's, RRF)."""
+    from docindex.ranking import Ranking
+
+    return None if name is None else Ranking(fusion="convex", convex_dense=float(name.split()[-1]))
 
 
 LEVERS: list[tuple[str, dict[str, Any]]] = [
@@ -177,6 +185,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"length {w:g}", {"length": w}) for w in (0.05, 0.1, 0.15, 0.2)],
     *[(f"rank bonus {w:g}", {"rank_bonus": w}) for w in (0.0, 0.05, 0.1)],
     *[(f"length {w:g} + rank bonus {r:g}", {"length": w, "rank_bonus": r}) for w in (0.1, 0.15) for r in (0.05, 0.1)],
+    # the passages the answer is given: chunks by convex score fusion (cosine share a), not RRF
+    *[(f"passages by convex {a:g}", {"ranking": f"convex {a:g}"}) for a in (0.7, 0.8)],
 ]
 
 
@@ -186,17 +196,18 @@ def main() -> int:
     embedder = Memo(default_embedder())
     embedder.dim = embedder.embedder.dim      # type: ignore[attr-defined]  # the quote vectors' width
     load = os.getloadavg()[0]
-    contexts: dict[tuple[int, int], dict[str, Any]] = {}
+    contexts: dict[tuple[int, int, str | None], dict[str, Any]] = {}
     rows = []
     only = set(sys.argv[1:])          # lever names to run, printed only (default: all, into extractive-levers.json)
     for name, lever in LEVERS:
         if only and name not in only:
             continue
-        k, clip = lever.get("k", 4), lever.get("clip", 900)
-        if (k, clip) not in contexts:
-            contexts[(k, clip)] = {"cmcp": _cmcp_contexts(k, clip),
-                                   **{c: extractive_oos.oos_contexts(c, "dev", k, clip) for c in ("postgresql", "python")}}
-        data = contexts[(k, clip)]
+        k, clip, ranking = lever.get("k", 4), lever.get("clip", 900), lever.get("ranking")
+        if (k, clip, ranking) not in contexts:
+            contexts[(k, clip, ranking)] = {
+                "cmcp": _cmcp_contexts(k, clip, _ranking(ranking)),
+                **{c: extractive_oos.oos_contexts(c, "dev", k, clip, _ranking(ranking)) for c in ("postgresql", "python")}}
+        data = contexts[(k, clip, ranking)]
         knobs = {key: v for key, v in lever.items()
                  if key in ("cover", "number_cue", "code_cue", "diversity", "adjacent", "same_passage",
                             "keep_ratio", "max_sentences", "length", "rank_bonus")}
@@ -208,7 +219,9 @@ def main() -> int:
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")
-                      for key, value in _oos_row(extractive_oos.score(engine, *data[c])).items()}}
+                      for key, value in _oos_row(extractive_oos.score(engine, *data[c])).items()},
+                   **{f"{c}_dev_gold_in_passages": extractive_oos.gold_bounds(*data[c]).get("gold_in_passages")
+                      for c in ("postgresql", "python")}}
         rows.append(row)
         print(json.dumps(row), flush=True)
     if only:                          # a subset prints its rows and writes nothing
@@ -216,8 +229,8 @@ def main() -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
               "machine": f"{os.cpu_count()} cores, load {load:.1f} at start",
-              "questions": {"cmcp_tune": len(contexts[(4, 900)]["cmcp"][0]),
-                            **{f"{c}_dev": len(contexts[(4, 900)][c][0]) for c in ("postgresql", "python")}},
+              "questions": {"cmcp_tune": len(contexts[(4, 900, None)]["cmcp"][0]),
+                            **{f"{c}_dev": len(contexts[(4, 900, None)][c][0]) for c in ("postgresql", "python")}},
               "rows": rows}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "extractive-levers.json").write_text(json.dumps(result, indent=2) + "\n")

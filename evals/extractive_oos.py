@@ -23,6 +23,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from deployments.engines import extractive as X
 from deployments.passage import Passage
@@ -70,9 +71,10 @@ def gold_answers(corpus: str) -> dict[str, str]:
     return {row["id"]: row["answer"] for row in map(json.loads, path.read_text().splitlines()) if row}
 
 
-def oos_contexts(corpus: str, split: str, k: int = 4, clip: int = 900) -> tuple[list[dict], dict[str, list[Passage]]]:
+def oos_contexts(corpus: str, split: str, k: int = 4, clip: int = 900,
+                 ranking: Any = None) -> tuple[list[dict], dict[str, list[Passage]]]:
     """The split's questions and each one's passages as served (`k` sources of at most `clip`
-    characters), from var/oos/<corpus>.db."""
+    characters; `ranking`: a docindex Ranking other than the index's), from var/oos/<corpus>.db."""
     from docindex.index import Index
 
     rows = [json.loads(line) for line in open(f"benchmarks/oos/{corpus}/questions.jsonl")]
@@ -81,7 +83,7 @@ def oos_contexts(corpus: str, split: str, k: int = 4, clip: int = 900) -> tuple[
     index = Index(f"var/oos/{corpus}.db")
     contexts = {}
     for q in questions:
-        hits = index.search(q["question"], k, corpus)
+        hits = index.search(q["question"], k, corpus, ranking=ranking)
         passages = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title) for h in hits]
         contexts[q["id"]] = list(build_prompt(q["question"], passages, PromptLimits(k, clip)).passages)
     return questions, contexts

@@ -30,11 +30,11 @@ def half(case: Case) -> str:
 
 
 def passages_for(index, case: Case, collection: str, quotes: bool = False, *, k: int = K,
-                 clip: int = 900) -> list[Passage]:
+                 clip: int = 900, ranking=None) -> list[Passage]:
     """The case's passages as the Generator gets them (`k` sources of at most `clip`
     characters, as served); `quotes`: with the index's stored quote vectors, as the served
     Retriever attaches them (deployments/retriever.py)."""
-    hits = index.search(case.question, k, collection)
+    hits = index.search(case.question, k, collection, ranking=ranking)
     stored = index.quote_vectors([h.chunk_id for h in hits]).blobs if quotes else {}
     used = build_prompt(case.question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
                                                 chunk_id=h.chunk_id, quote_vectors=stored.get(h.chunk_id))
