@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from . import ann, ann_sidecar, lexical, store
+from . import ann, ann_sidecar, lexical, phrase_postings, store
 from .embedder import MODEL_DIM
 from .snapshot import Snapshot
 
@@ -54,7 +54,10 @@ def write(conn: sqlite3.Connection, db: Path, version: int, *, changed: str | No
         ann.build(ids, snapshot.matrix[start:end], where / entry["file"], threads=_threads())
         collections[name] = entry
     arrays = f"{token}.arrays"
-    ann_sidecar.save_arrays(snapshot.lexical, snapshot.matrix, where / arrays)
+    tokenizer = lexical.QueryTokenizer()
+    phrases = phrase_postings.build(conn, lambda terms: tokenizer.tokens(conn, terms),
+                                    lambda token: len(snapshot.lexical.postings(token)[0]), snapshot.rows_of)
+    ann_sidecar.save_arrays(snapshot.lexical, snapshot.matrix, where / arrays, phrases)
     manifest = {"format": ann_sidecar.FORMAT, "token": token, "index_version": version,
                 "ids_sha256": ann_sidecar.digest(snapshot.ids), "n_docs": snapshot.lexical.n_docs,
                 "ef_search": ann.EF_SEARCH, "arrays": arrays, "collections": collections}

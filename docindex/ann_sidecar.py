@@ -5,7 +5,8 @@ An index of `min_chunks()` chunks or more gets a folder `<db>.search/`:
     <token>.json               the manifest: index version, chunk ids' digests, files
     <token>.arrays/            per row: the unit vectors and lexical.Lexical's BM25 postings, with
                                each term's postings by impact (lexical_topk.py; .npy, memory-mapped
-                               at open: opening reads none of them)
+                               at open: opening reads none of them), and FTS5's BM25 of the
+                               common phrases (phrase_postings.py)
     <name-hash>-<token>.faiss    one ANN graph per collection of min_chunks() or more
 
 The writer (ann_build.py) writes them inside the ingest transaction, before
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ann, lexical, lexical_topk
+from . import ann, lexical, lexical_topk, phrase_postings
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +104,10 @@ def open_for(conn: sqlite3.Connection, db: Path | None, version: int, ids: np.nd
 
 # ---------------------------------------------------------------- per-row arrays on disk
 
-def save_arrays(postings: lexical.Lexical, matrix: np.ndarray, path: Path) -> None:
-    """The vectors and lexical.Lexical's arrays as .npy files in the folder `path` (written whole, then renamed)."""
+def save_arrays(postings: lexical.Lexical, matrix: np.ndarray, path: Path,
+                phrases: phrase_postings.PhrasePostings = phrase_postings.EMPTY) -> None:
+    """The vectors, lexical.Lexical's arrays and the common phrases' scores as files in the folder
+    `path` (written whole, then renamed)."""
     partial = path.with_name(path.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
@@ -115,6 +118,7 @@ def save_arrays(postings: lexical.Lexical, matrix: np.ndarray, path: Path) -> No
         np.save(partial / f"{name}.npy", np.ascontiguousarray(getattr(postings, name)))
     by_impact = postings.by_impact if postings.by_impact is not None else lexical_topk.impact_order(postings)
     np.save(partial / f"{_BY_IMPACT}.npy", np.ascontiguousarray(by_impact, dtype=np.int32))
+    phrase_postings.save(phrases, partial)
     os.replace(partial, path)
 
 
@@ -133,7 +137,7 @@ def load_postings(path: Path, ids: np.ndarray, n_docs: int) -> lexical.Lexical:
         if by_impact.shape != arrays["rows"].shape:
             raise ValueError("the postings' impact order does not fit them")
     return lexical.Lexical({t: i for i, t in enumerate(terms)}, arrays["offsets"], arrays["rows"], arrays["tf"],
-                           arrays["norm"], n_docs, ids, by_impact)
+                           arrays["norm"], n_docs, ids, by_impact, phrase_postings.load(path, len(ids)))
 
 
 # ---------------------------------------------------------------- cleaning up

@@ -145,7 +145,7 @@ class Index:
             dense = self._queries.follow(
                 embedding, lambda vector: self._dense_ids(snapshot, collection, start, end, vector), len(snapshot.ids))
             phrases = self._tokenizer.tokens(self._conn, terms) if mode != "dense" else []
-            phrase_scores = _memo(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts"))
+            phrase_scores = _memo(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts", phrases[i]))
             if mode != "dense":
                 rows, values = snapshot.lexical.scores(phrases, start, end, CANDIDATES, phrase_scores)
                 bm25_ids = snapshot.ids[rows]
@@ -255,9 +255,13 @@ class Index:
         ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
         return ids[ranked]
 
-    def _phrase_scores(self, term: str, snapshot: Snapshot,
-                       table: str = "chunks_fts") -> tuple[np.ndarray, np.ndarray]:
-        """FTS5's own BM25 for one multi-token term (a phrase) in `table`, as (snapshot rows, scores)."""
+    def _phrase_scores(self, term: str, snapshot: Snapshot, table: str = "chunks_fts",
+                       tokens: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """FTS5's own BM25 for one multi-token term (a phrase) in `table`, as (snapshot rows, scores):
+        from the search files when they hold the phrase (`tokens`, phrase_postings.py), else from FTS5."""
+        stored = snapshot.lexical.phrases.get(tokens) if table == "chunks_fts" and tokens else None
+        if stored is not None:
+            return stored
         name = table.rsplit(".", 1)[-1]
         found = self._conn.execute(f"SELECT rowid, -bm25({name}) FROM {table} WHERE {name} MATCH ?",
                                    (match_expression([term]),)).fetchall()

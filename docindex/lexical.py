@@ -34,6 +34,7 @@ import numpy as np
 
 from . import lexical_topk
 from .lexical_topk import IDF_FLOOR as IDF_FLOOR, K1 as K1, idf, impact   # both re-exported
+from .phrase_postings import EMPTY as EMPTY_PHRASES, PhrasePostings
 from .store import FTS_TOKENIZE
 from .textsearch import index_text
 
@@ -76,6 +77,7 @@ class Lexical:
     n_docs: int                # FTS5's row count (idf uses it)
     chunk_ids: np.ndarray      # int64 chunk id per row (ties rank by it)
     by_impact: np.ndarray | None = None   # int32 per posting: each term's positions by impact (lexical_topk.py)
+    phrases: PhrasePostings = EMPTY_PHRASES   # FTS5's BM25 of the common phrases (search files only)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray,

@@ -15,7 +15,7 @@ import zlib
 import numpy as np
 import pytest
 
-from docindex import ann, ann_build, ann_sidecar, store
+from docindex import ann, ann_build, ann_sidecar, phrase_postings, store
 from docindex.index import Index
 from docindex.ingest import ingest
 
@@ -124,7 +124,7 @@ def test_files_of_another_version_are_never_used(two, fake_embedder):
         assert not fast._snapshot.anns      # fell back to the exact scan
 
 
-@pytest.mark.parametrize("damage", ["truncate-ann", "other-ids", "missing-arrays", "short-vectors"])
+@pytest.mark.parametrize("damage", ["truncate-ann", "other-ids", "missing-arrays", "short-vectors", "short-phrases"])
 def test_damaged_or_mismatched_files_fall_back_to_exact(two, fake_embedder, damage):
     where = ann_sidecar.folder(two)
     with sqlite3.connect(two) as conn:
@@ -138,6 +138,9 @@ def test_damaged_or_mismatched_files_fall_back_to_exact(two, fake_embedder, dama
     elif damage == "missing-arrays":
         for part in (where / manifest["arrays"]).iterdir():
             part.unlink()
+    elif damage == "short-phrases":
+        phrase_postings.save(phrase_postings.PhrasePostings(
+            {("a", "b"): 0}, np.array([0, 2]), np.zeros(1, np.int32), np.zeros(1)), where / manifest["arrays"])
     else:
         vectors = where / manifest["arrays"] / "vectors.npy"
         np.save(vectors, np.load(vectors)[:-1])
@@ -207,3 +210,43 @@ def test_a_larger_graph_searches_broader(two, fake_embedder):
     with Index(two, embedder=fake_embedder) as index:
         opened = index._snapshot.anns["big"]
         assert faiss.downcast_index(opened._index.index).hnsw.efSearch == ann.EF_SEARCH
+
+
+IDENTIFIERS = ["crag_search", "max_ongoing_requests", "shard_latency", "utf_8"]
+
+
+@pytest.fixture
+def with_identifiers(tmp_path, fake_embedder, forced, monkeypatch):
+    """A collection above the threshold whose text holds identifiers FTS5 splits into phrases,
+    some in most chunks, one ("utf_8") in one document only; the phrase floor forced down."""
+    monkeypatch.setattr(phrase_postings, "MIN_ROWS", 20)
+    rng = np.random.default_rng(3)
+    docs = {}
+    for f in range(30):
+        parts = [f"## Part {s} of {f}\n\nSection {f}-{s} calls {' '.join(rng.choice(IDENTIFIERS[:3], size=3))} "
+                 f"about {' '.join(rng.choice(TOPICS, size=8))}; crag search too.\n" for s in range(5)]
+        docs[f"doc{f:03d}.md"] = f"# Document {f}\n\n" + "\n".join(parts) + ("\nutf_8 here.\n" if f == 7 else "")
+    db = tmp_path / "index.db"
+    ingest([write_files(tmp_path / "ids", docs)], db, "big", embedder=fake_embedder)
+    return db
+
+
+def test_common_phrases_come_from_the_search_files_with_fts5s_scores(with_identifiers, fake_embedder):
+    queries = ["crag_search fusion", "max_ongoing_requests replica", "shard_latency", "utf_8 text", "crag search"]
+    with Index(with_identifiers, embedder=fake_embedder) as fast, \
+            Index(with_identifiers, embedder=fake_embedder, exact=True) as exact:
+        stored = fast._snapshot.lexical.phrases
+        assert {("crag", "search"), ("max", "ongo", "request"), ("shard", "latenc")} <= set(stored.index)
+        assert ("utf", "8") not in stored.index        # rarer than MIN_ROWS: FTS5 at query time
+        statements: list[str] = []
+        fast._conn.set_trace_callback(statements.append)
+        for query in queries:
+            for mode in ("bm25", "hybrid"):
+                assert results(fast, query, mode=mode) == results(exact, query, mode=mode), (query, mode)
+        fast._conn.set_trace_callback(None)
+        phrase_queries = [s for s in statements if "bm25(chunks_fts)" in s]
+        assert phrase_queries and all("utf" in s for s in phrase_queries)   # only the rare one asks FTS5
+        for term, tokens in (("crag_search", ("crag", "search")), ("max_ongoing_requests", ("max", "ongo", "request"))):
+            rows, values = stored.get(tokens)
+            fts5_rows, fts5_values = exact._phrase_scores(term, exact._snapshot)
+            assert len(rows) >= 20 and np.array_equal(rows, fts5_rows) and np.array_equal(values, fts5_values)
