@@ -15,8 +15,9 @@ ingest transaction: the same statement a reader would run against the same rows,
 scores are FTS5's to the bit. A reader takes a phrase from here when it is stored and asks
 FTS5 otherwise (a rare phrase, or an identifier the documents do not contain).
 
-Measured on the 1M-chunk scale index (2026-12-02): 570 identifiers found in 12.9 s, 339
-phrases of ≥ 2,000 rows stored (2.5 M rows, 30 MB), 10.7 s of FTS5 queries.
+On the 1M-chunk scale index (benchmarks/results/phrase_postings_cost.md): 570 identifiers,
+339 phrases of ≥ 2,000 rows stored (2.5 M rows, 30 MB), ~25 s of build; `crag search` from the
+files in 0.07 ms against 49 ms from FTS5, `cmcp client` (116,610 rows) 0.2 against 181 ms.
 """
 from __future__ import annotations
 
