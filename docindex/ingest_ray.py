@@ -168,10 +168,7 @@ class _RayPrepare:
         items = [{"work": pickle.dumps((c, known.get(c.source), force, max_bytes))} for c in candidates]
         if not items:
             return
-        # A block is one actor task: blocks of FILES_PER_BATCH files leave at most that much work at the end
-        # for one actor while the others wait (with 4 blocks per worker it was an eighth of the corpus at 2).
-        blocks = max(min(len(items), 4 * self.workers), -(-len(items) // FILES_PER_BATCH))
-        dataset: ray.data.Dataset = ray.data.from_items(items, override_num_blocks=blocks)
+        dataset: ray.data.Dataset = ray.data.from_items(items, override_num_blocks=min(len(items), 4 * self.workers))
         if self.gpus:       # read and chunk on CPUs, embed on GPUs
             readers = max(1, min(self.workers, self.cpus))
             dataset = dataset.map_batches(_Reader, batch_size=FILES_PER_BATCH, num_cpus=1,
