@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import browse, doclexical, lexical, score_fusion, store
+from . import browse, doclexical, lexical, phrase_postings, score_fusion, store
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
@@ -33,7 +33,7 @@ from .minilm import default_embedder
 from .query_embedding import QueryEmbedder
 from .ranking import DEFAULT_RANKING, Ranking, fuse_documents, rank, rrf
 from .snapshot import Snapshot
-from .textsearch import cjk_share, match_expression, query_terms
+from .textsearch import cjk_share, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, StoredQuotes
 
 RRF_K = DEFAULT_RANKING.rrf_k   # the RRF constant; all ranking knobs are in ranking.py
@@ -260,18 +260,7 @@ class Index:
         """FTS5's own BM25 for one multi-token term (a phrase) in `table`, as (snapshot rows, scores):
         from the search files when they hold the phrase (`tokens`, phrase_postings.py), else from FTS5."""
         stored = snapshot.lexical.phrases.get(tokens) if table == "chunks_fts" and tokens else None
-        if stored is not None:
-            return stored
-        name = table.rsplit(".", 1)[-1]
-        found = self._conn.execute(f"SELECT rowid, -bm25({name}) FROM {table} WHERE {name} MATCH ?",
-                                   (match_expression([term]),)).fetchall()
-        if not found:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        ids = np.array([row[0] for row in found], dtype=np.int64)
-        values = np.array([row[1] for row in found], dtype=np.float64)
-        rows = snapshot.rows_of(ids)
-        present = rows >= 0
-        return rows[present], values[present]
+        return stored if stored is not None else phrase_postings.fts5_scores(self._conn, term, snapshot.rows_of, table)
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
         if not chunk_ids:

@@ -59,6 +59,19 @@ class PhrasePostings:
 EMPTY = PhrasePostings({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64))
 
 
+def fts5_scores(conn: sqlite3.Connection, term: str, rows_of: Callable[[np.ndarray], np.ndarray],
+                table: str = "chunks_fts") -> tuple[np.ndarray, np.ndarray]:
+    """FTS5's own BM25 of one multi-token term (a phrase) in `table`, as (rows, scores) of the rows
+    `rows_of` maps (chunk ids to snapshot rows; -1: not in the snapshot, dropped)."""
+    name = table.rsplit(".", 1)[-1]
+    found = conn.execute(f"SELECT rowid, -bm25({name}) FROM {table} WHERE {name} MATCH ?",
+                         (match_expression([term]),)).fetchall()
+    rows = rows_of(np.array([row[0] for row in found], dtype=np.int64))
+    values = np.array([row[1] for row in found], dtype=np.float64)
+    present = rows >= 0
+    return rows[present], values[present]
+
+
 def identifiers(conn: sqlite3.Connection) -> list[str]:
     """Every lower-cased `\\w+` run with an underscore in the chunk texts, sorted."""
     found: set[str] = set()
@@ -84,15 +97,10 @@ def build(conn: sqlite3.Connection, tokens_of: Callable[[list[str]], list[tuple[
     index: dict[tuple[str, ...], int] = {}
     parts: list[tuple[np.ndarray, np.ndarray]] = []
     for tokens, term in phrases.items():
-        found = conn.execute("SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                             (match_expression([term]),)).fetchall()
-        if len(found) < least:
-            continue
-        rows = rows_of(np.array([r[0] for r in found], dtype=np.int64))
-        values = np.array([r[1] for r in found], dtype=np.float64)
-        keep = rows >= 0
-        index[tokens] = len(parts)
-        parts.append((rows[keep].astype(np.int32), values[keep]))
+        rows, values = fts5_scores(conn, term, rows_of)
+        if len(rows) >= least:
+            index[tokens] = len(parts)
+            parts.append((rows.astype(np.int32), values))
     if not parts:
         return EMPTY
     offsets = np.r_[0, np.cumsum([len(r) for r, _ in parts])].astype(np.int64)
