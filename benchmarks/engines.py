@@ -118,12 +118,13 @@ async def one_request(engine, passages) -> dict:
     }
 
 
-async def measure(engine_name: str) -> dict:
+async def measure(engine_name: str, llamacpp_slots: int = 1) -> dict:
     from deployments.engines.registry import engine_class
 
     rss = PeakRss()
     if engine_name == "llamacpp":
-        engine = engine_class("llamacpp")(model="")  # served defaults: 1 slot, all cores, weights auto
+        # served defaults (all cores as the thread budget, weights auto); slots as served unless told
+        engine = engine_class("llamacpp")(model="", slots=llamacpp_slots)
         settings = {"weights": engine.weights, "slots": engine.slots, "n_threads": engine.n_threads,
                     "n_batch": engine.n_batch, "flash_attn": engine.flash_attn}
     else:
@@ -247,24 +248,28 @@ def git_commit() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--engines", default="llamacpp,vllm")
+    parser.add_argument("--llamacpp-slots", type=int, default=1,
+                        help="llama.cpp contexts sharing the cores (default 1, as `engine_slots` is served)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(measure(args.child))))
+        print(json.dumps(asyncio.run(measure(args.child, args.llamacpp_slots))))
         return
     results = []
     loadavg = " ".join(f"{x:.1f}" for x in os.getloadavg())
     started_at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for name in args.engines.split(","):
         print(f"measuring {name}…", file=sys.stderr)
-        out = subprocess.run([sys.executable, __file__, "--child", name], env=child_env(name),
+        out = subprocess.run([sys.executable, __file__, "--child", name, "--llamacpp-slots", str(args.llamacpp_slots)],
+                             env=child_env(name),
                              capture_output=True, text=True, check=False)
         if out.returncode != 0:
             sys.stderr.write(out.stderr[-4000:])
             raise SystemExit(f"{name} failed (exit {out.returncode})")
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     report = {
-        "command": "python benchmarks/engines.py --engines " + args.engines,
+        "command": "python benchmarks/engines.py --engines " + args.engines
+                   + (f" --llamacpp-slots {args.llamacpp_slots}" if args.llamacpp_slots != 1 else ""),
         "machine": f"2-core x86-64 VM, 24 GiB, no GPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
         "cpu_flags": cpu_flags(),
         "date": started_at,

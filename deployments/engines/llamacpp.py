@@ -19,6 +19,11 @@ the per-request GBNF grammar of deployments/citation_grammar.py (LlamaGrammar,
 one per number of sources, cached): the answer is the refusal sentence or
 sentences closed by markers [1..k]; an invalid citation number cannot occur.
 
+Threads: `n_threads` is the engine's budget, shared by the slots at work: a request
+running alone uses all of it, two at once half each (llama_set_n_threads before each
+decode step; a prefill keeps the count it started with). Several slots on few cores
+then run side by side instead of oversubscribing them (2 slots x 2 threads on 2 cores).
+
 Prompt: the GGUF's own chat template is rendered here and tokenized once, so
 `usage.prompt_tokens` is exact; `completion_tokens` counts sampled tokens
 (the end-of-sequence token included, as vLLM counts it). llama.cpp reuses the
@@ -134,6 +139,7 @@ class LlamaCppEngine(Engine):
         self._executor: ThreadPoolExecutor | None = None
         self._jobs: dict[str, _Job] = {}
         self._count_lock = threading.Lock()
+        self._working = 0            # requests in llama.cpp now (guarded by _count_lock): they share n_threads
         self._abort_now: Any = None  # ggml_abort_callback that always answers "abort"
         self._no_abort: Any = None   # the NULL callback
 
@@ -221,10 +227,27 @@ class LlamaCppEngine(Engine):
         def emit(item: tuple) -> None:
             loop.call_soon_threadsafe(job.queue.put_nowait, item)
 
+        working = [True]
+
+        def done_working() -> None:
+            with self._count_lock:
+                if working[0]:
+                    working[0] = False
+                    self._working -= 1
+
+        def emit_last(item: tuple) -> None:
+            if item[0] != "text":    # compute is over before the consumer hears of it: its threads are free
+                done_working()
+            emit(item)
+
         def work() -> None:
+            with self._count_lock:
+                self._working += 1
             try:
-                self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit, grammar)
+                self._share_threads(llm)
+                self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit_last, grammar)
             finally:
+                done_working()
                 with job.lock:
                     job.running = False
                     _set_abort_callback(llm, self._no_abort)
@@ -255,6 +278,20 @@ class LlamaCppEngine(Engine):
             if job.running:  # maybe inside a long prefill: interrupt llama_decode too
                 _set_abort_callback(job.llm, self._abort_now)
 
+    def threads_each(self) -> int:
+        """Threads for one request now: the budget split among the requests at work."""
+        with self._count_lock:
+            return max(1, self.n_threads // max(1, self._working))
+
+    def _share_threads(self, llm: Any) -> None:
+        """Set `llm`'s threads to its share (before its next llama_decode); no call when unchanged."""
+        share = self.threads_each()
+        if getattr(llm, "_askdocs_threads", None) != share:
+            import llama_cpp
+
+            llama_cpp.llama_set_n_threads(llm._ctx.ctx, share, share)
+            llm._askdocs_threads = share
+
     def _grammar(self, k: int) -> Any:
         """llama.cpp's grammar for answers citing 1..k (one per k, built once)."""
         if k not in self._grammars:
@@ -279,6 +316,7 @@ class LlamaCppEngine(Engine):
                 job.sampled_tokens += 1
                 with self._count_lock:
                     self.sampled_tokens_total += 1
+                self._share_threads(llm)       # another request started or ended: rebalance
             return job.abort.is_set()
 
         from llama_cpp import StoppingCriteriaList

@@ -200,3 +200,25 @@ async def test_unconstrained_decoding_is_still_available(engine):
     params = GenParams(request_id="u1", max_tokens=8, constrain_citations=False)
     deltas = await collect(engine, _rag_prompt(2), params)
     assert deltas[-1].finish_reason in ("stop", "length")
+
+
+async def test_slots_at_work_share_the_thread_budget(monkeypatch):
+    """Two requests at once on 2 slots use half the threads each, a lone one all of them:
+    2 slots never run 2 x n_threads threads on n_threads cores."""
+    import llama_cpp
+
+    eng = engine_class("llamacpp")(model="", slots=2, n_threads=2)
+    await eng.start()
+    set_to: list[int] = []
+    real = llama_cpp.llama_set_n_threads
+    monkeypatch.setattr(llama_cpp, "llama_set_n_threads", lambda ctx, n, nb: (set_to.append(n), real(ctx, n, nb))[1])
+    try:
+        both = [collect(eng, QUESTION, GenParams(request_id=f"t{i}", max_tokens=8)) for i in range(2)]
+        answers = await asyncio.gather(*both)
+        assert all(a[-1].finish_reason in ("stop", "length") for a in answers)
+        assert 1 in set_to                       # while both ran
+        assert eng.threads_each() == 2 and eng._working == 0
+        async for _ in eng.stream(QUESTION, GenParams(request_id="t3", max_tokens=4)):
+            assert eng._jobs["t3"].llm._askdocs_threads == 2     # alone again: the whole budget
+    finally:
+        await eng.close()
