@@ -22,7 +22,8 @@ sentences closed by markers [1..k]; an invalid citation number cannot occur.
 Threads: `n_threads` is the engine's budget, shared by the slots at work: a request
 running alone uses all of it, two at once half each (llama_set_n_threads before each
 decode step; a prefill keeps the count it started with). Several slots on few cores
-then run side by side instead of oversubscribing them (2 slots x 2 threads on 2 cores).
+then share them instead of oversubscribing them (before: 2 slots x 2 threads, 4 threads
+on 2 cores).
 
 Prompt: the GGUF's own chat template is rendered here and tokenized once, so
 `usage.prompt_tokens` is exact; `completion_tokens` counts sampled tokens
