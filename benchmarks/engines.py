@@ -94,13 +94,17 @@ class PeakRss:
         return self.peak
 
 
-async def one_request(engine, passages) -> dict:
+async def one_request(engine, passages, fixed: bool = False) -> dict:
     # A distinct nonce per request: a repeated prompt would be served from the prefix cache.
     prompt = build_prompt(QUESTION, passages, LIMITS, nonce=uuid.uuid4().hex[:16])
     started = time.perf_counter()
     first = None
     last = None
-    async for delta in engine.stream(prompt, GenParams(request_id=uuid.uuid4().hex, max_tokens=MAX_TOKENS)):
+    # fixed: every answer is MAX_TOKENS long (EOS ignored, so no citation grammar), so the aggregate
+    # throughput does not depend on how long the answers happen to be
+    params = GenParams(request_id=uuid.uuid4().hex, max_tokens=MAX_TOKENS, ignore_eos=fixed,
+                       constrain_citations=not fixed)
+    async for delta in engine.stream(prompt, params):
         if delta.text and first is None:
             first = time.perf_counter()
         if delta.finish_reason:
@@ -118,7 +122,7 @@ async def one_request(engine, passages) -> dict:
     }
 
 
-async def measure(engine_name: str, llamacpp_slots: int = 1) -> dict:
+async def measure(engine_name: str, llamacpp_slots: int = 1, fixed: bool = False) -> dict:
     from deployments.engines.registry import engine_class
 
     rss = PeakRss()
@@ -139,10 +143,10 @@ async def measure(engine_name: str, llamacpp_slots: int = 1) -> dict:
     await engine.start()
     load_s = time.perf_counter() - started
     passages = corpus_passages()
-    await one_request(engine, passages)  # warm-up (first-call allocations), not reported
-    sequential = [await one_request(engine, passages) for _ in range(3)]
+    await one_request(engine, passages, fixed)  # warm-up (first-call allocations), not reported
+    sequential = [await one_request(engine, passages, fixed) for _ in range(3)]
     started = time.perf_counter()
-    concurrent = await asyncio.gather(*(one_request(engine, passages) for _ in range(4)))
+    concurrent = await asyncio.gather(*(one_request(engine, passages, fixed) for _ in range(4)))
     wall4 = time.perf_counter() - started
     await engine.close()
     return {
@@ -186,8 +190,10 @@ def render_markdown(report: dict) -> str:
         f"`{report['command']}` — {report['machine']}, CPU flags: {report['cpu_flags']}; "
         f"{report['date']}, commit {report['commit']}.",
         f"Prompt: {report['results'][0]['prompt_tokens']} tokens (rules + 5 corpus passages + question, "
-        f"a distinct fence nonce per request), max_tokens {MAX_TOKENS}, temperature 0. "
-        f"Load average (1, 5, 15 min) at start: {report['loadavg']}; at end: {report.get('loadavg_end', '?')}.",
+        f"a distinct fence nonce per request), max_tokens {MAX_TOKENS}, temperature 0"
+        + (" — **fixed length**: every answer runs to max_tokens (EOS ignored, no citation grammar in either "
+           "engine). " if "--fixed-length" in report["command"] else ". ")
+        + f"Load average (1, 5, 15 min) at start: {report['loadavg']}; at end: {report.get('loadavg_end', '?')}.",
         "Shared, noisy machine: compare the rows (measured back to back), not absolute figures across runs.",
         "",
         "| engine | load s | 1 concurrent: TTFT s | decode tok/s | answer s | 4 concurrent: mean / max TTFT s | wall s | aggregate tok/s | peak RSS GiB |",
@@ -250,17 +256,21 @@ def main() -> None:
     parser.add_argument("--engines", default="llamacpp,vllm")
     parser.add_argument("--llamacpp-slots", type=int, default=1,
                         help="llama.cpp contexts sharing the cores (default 1, as `engine_slots` is served)")
+    parser.add_argument("--fixed-length", action="store_true",
+                        help=f"every answer {MAX_TOKENS} tokens, EOS ignored and no citation grammar in either engine "
+                             "(the aggregate then compares the engines, not the answers' lengths)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(measure(args.child, args.llamacpp_slots))))
+        print(json.dumps(asyncio.run(measure(args.child, args.llamacpp_slots, args.fixed_length))))
         return
     results = []
     loadavg = " ".join(f"{x:.1f}" for x in os.getloadavg())
     started_at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for name in args.engines.split(","):
         print(f"measuring {name}…", file=sys.stderr)
-        out = subprocess.run([sys.executable, __file__, "--child", name, "--llamacpp-slots", str(args.llamacpp_slots)],
+        out = subprocess.run([sys.executable, __file__, "--child", name, "--llamacpp-slots", str(args.llamacpp_slots),
+                              *(["--fixed-length"] if args.fixed_length else [])],
                              env=child_env(name),
                              capture_output=True, text=True, check=False)
         if out.returncode != 0:
@@ -269,7 +279,8 @@ def main() -> None:
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     report = {
         "command": "python benchmarks/engines.py --engines " + args.engines
-                   + (f" --llamacpp-slots {args.llamacpp_slots}" if args.llamacpp_slots != 1 else ""),
+                   + (f" --llamacpp-slots {args.llamacpp_slots}" if args.llamacpp_slots != 1 else "")
+                   + (" --fixed-length" if args.fixed_length else ""),
         "machine": f"2-core x86-64 VM, 24 GiB, no GPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
         "cpu_flags": cpu_flags(),
         "date": started_at,

@@ -69,6 +69,10 @@ class GenParams:
     """Engines that can constrain decoding answer only the refusal sentence or
     sentences closed by [n] markers naming this prompt's sources
     (deployments/citation_grammar.py); `Settings.constrain_citations` turns it off."""
+    ignore_eos: bool = False
+    """Generate max_tokens tokens whatever the model would end with (llamacpp and vllm; a
+    benchmark's fixed length, benchmarks/engines.py --fixed-length). Not for answers: with the
+    citation grammar an answer may have nothing left to say but the end."""
 
 
 @dataclass(frozen=True)

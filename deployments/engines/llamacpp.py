@@ -246,7 +246,8 @@ class LlamaCppEngine(Engine):
                 self._working += 1
             try:
                 self._share_threads(llm)
-                self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit_last, grammar)
+                self._generate(llm, job, tokens, stop, max_tokens, params.temperature, emit_last, grammar,
+                               params.ignore_eos)
             finally:
                 done_working()
                 with job.lock:
@@ -302,7 +303,8 @@ class LlamaCppEngine(Engine):
         return self._grammars[k]
 
     def _generate(self, llm: Any, job: _Job, tokens: list[int], stop: list[str],
-                  max_tokens: int, temperature: float, emit: Any, grammar: Any = None) -> None:
+                  max_tokens: int, temperature: float, emit: Any, grammar: Any = None,
+                  ignore_eos: bool = False) -> None:
         """Worker thread: run llama.cpp, push ("text", s) … then ("end", …) or ("error", e)."""
 
         seen_length = 0
@@ -334,6 +336,7 @@ class LlamaCppEngine(Engine):
                 grammar=grammar,
                 repeat_penalty=self.repeat_penalty,
                 stopping_criteria=StoppingCriteriaList([stop_when_aborted]),
+                logit_bias={llm.token_eos(): -1e9} if ignore_eos else None,
             )
             try:
                 for chunk in chunks:

@@ -136,6 +136,7 @@ class VllmEngine(Engine):
             max_tokens=min(params.max_tokens, max_len - len(prompt_ids)),
             temperature=params.temperature,
             stop=list(params.stop) or None,
+            ignore_eos=params.ignore_eos,
             output_kind=RequestOutputKind.DELTA,
             # Citation-constrained decoding (deployments/citation_grammar.py) through
             # vLLM's structured outputs (xgrammar reads GBNF); the old guided_* fields are gone.

@@ -222,3 +222,10 @@ async def test_slots_at_work_share_the_thread_budget(monkeypatch):
             assert eng._jobs["t3"].llm._askdocs_threads == 2     # alone again: the whole budget
     finally:
         await eng.close()
+
+
+async def test_ignore_eos_runs_an_answer_to_max_tokens(engine):
+    """The benchmark's fixed length (benchmarks/engines.py --fixed-length): a short answer's end is banned."""
+    params = GenParams(request_id="e1", max_tokens=40, ignore_eos=True, constrain_citations=False)
+    last = (await collect(engine, QUESTION, params))[-1]
+    assert last.finish_reason == "length" and last.usage.completion_tokens == 40
