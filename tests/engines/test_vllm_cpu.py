@@ -107,3 +107,13 @@ def test_abort_by_request_id_ends_with_finish_reason_abort(engine):
     deltas = run(engine, go)
     assert deltas[-1].finish_reason == "abort"
     assert deltas[-1].usage.completion_tokens < 100
+
+
+def test_ignore_eos_runs_an_answer_to_max_tokens(engine):
+    """The benchmark's fixed length (benchmarks/engines.py --fixed-length)."""
+    async def go(eng):
+        params = GenParams(request_id="v9", max_tokens=40, ignore_eos=True, constrain_citations=False)
+        return [d async for d in eng.stream(QUESTION, params)]
+
+    last = run(engine, go)[-1]
+    assert last.finish_reason == "length" and last.usage.completion_tokens == 40
