@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -266,7 +266,7 @@ def main() -> None:
         return
     results = []
     loadavg = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    started_at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    started_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     for name in args.engines.split(","):
         print(f"measuring {name}…", file=sys.stderr)
         out = subprocess.run([sys.executable, __file__, "--child", name, "--llamacpp-slots", str(args.llamacpp_slots),

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -325,7 +325,7 @@ def main() -> None:
                    f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
         "cpu_flags": cpu_flags(),
         "system_info": system_info(),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git_commit(),
         "loadavg": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "parts": {},

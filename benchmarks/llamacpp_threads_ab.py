@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def main() -> None:
                             check=False).stdout.strip()
     report = {
         "command": f"python benchmarks/llamacpp_threads_ab.py --repeats {args.repeats}",
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit,
         "loadavg_start": load_start, "loadavg_end": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "prompt_tokens": len(tokens),
         "rows": {name: {"tok_s_median": percentile((r["tok_s"] for r in rs), 50),

@@ -263,7 +263,7 @@ def write_report(args: argparse.Namespace, summary: dict) -> None:
 | | |
 |---|---|
 | command | `{command}` |
-| date | {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC |
+| date | {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC |
 | machine | {machine()} |
 | load average (1 min) before / after | {summary["loadavg_1m_before_after"][0]} / {summary["loadavg_1m_before_after"][1]} |
 | index | {summary["chunks"]} chunks (cmcp corpus copied with word dropout and jittered vectors; see the script) |

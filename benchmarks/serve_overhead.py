@@ -162,8 +162,8 @@ async def main() -> None:
         fixed_rate, fixed_codes, fixed_lat = await closed_loop(url, SLOTS * 2, opts.seconds, slow_q)
         over_rate, over_codes, _ = await closed_loop(url, 4 * (SLOTS + QUEUE), opts.seconds, slow_q)
     finally:
-        from ray import serve
         import ray
+        from ray import serve
         serve.shutdown()
         ray.shutdown()
         if ray_tmp is not None:

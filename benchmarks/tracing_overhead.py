@@ -37,7 +37,6 @@ sys.path.insert(0, str(REPO))
 
 from deployments import tracing  # noqa: E402
 
-
 _RECEIVER = """
 import sys
 from tests.ops.otlp_receiver import OtlpReceiver

@@ -32,8 +32,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from deployments import tracing  # noqa: E402
 from tracing_overhead import _RECEIVER, measure  # noqa: E402
+
+from deployments import tracing  # noqa: E402
 
 STAGES = (("retrieval", "tools/call crag_search"), ("gate", "gate.decide"),
           ("generation", "generator.stream"), ("citations", "citations.check"))

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ray import serve
 
-from deployments.passage import Passage
-from docindex.sentences import CITATION_PATTERN, sentence_spans, split_sentences
-from deployments.prompt import REFUSAL_SENTENCE
 from deployments import tracing
+from deployments.passage import Passage
+from deployments.prompt import REFUSAL_SENTENCE
+from docindex.sentences import CITATION_PATTERN, sentence_spans, split_sentences
 
 SPAN = "citations.check"
 

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from docindex.tree_archive import pack_tree
 from deployments.errors import InvalidRequest, RetrievalError, UnknownCollection
 from deployments.mcp_results import argument_error, error_text
-
+from docindex.tree_archive import pack_tree
 
 
 class McpPool(Protocol):

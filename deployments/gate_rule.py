@@ -23,8 +23,8 @@ wraps it in a Serve deployment.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from deployments.passage import Passage
 

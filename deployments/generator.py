@@ -12,17 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import AsyncIterator
 
 from ray import serve
 
+from deployments import tracing
 from deployments.engines.base import Delta, Engine, EngineSpec, GenParams, Prompt
 from deployments.engines.options import validate_engine_options
 from deployments.engines.registry import engine_class
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
 from deployments.logs import use_serve_logging
-from deployments import tracing
 
 log = logging.getLogger("askdocs.generator")
 
@@ -146,7 +146,7 @@ async def coalesce(deltas: AsyncIterator[Delta], interval_s: float = 0.0) -> Asy
             while isinstance(items[-1], Delta) and (wait := next_at - loop.time()) > 0:
                 try:
                     items.append(await asyncio.wait_for(queue.get(), wait))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
             while not queue.empty():
                 items.append(queue.get_nowait())

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters
@@ -127,7 +128,7 @@ class McpPool:
         await self._jobs.put(job)
         try:
             return await asyncio.wait_for(job.future, self.call_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if job.restarting or self._live == 0:
                 # A start outlasted the estimate: the index is down, not slow.
                 raise McpUnavailable(self._down(f"within {self.call_timeout_s:g} s")) from None
@@ -241,7 +242,7 @@ class McpPool:
                     # instead of queueing behind a backoff that has grown to seconds.
                     try:
                         job = await asyncio.wait_for(self._jobs.get(), backoff)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         job = None
                     if job is not None:
                         retry_job = None if job.future.done() else job

@@ -9,7 +9,8 @@ for tool 'T': WHY (path: /P, keyword: K)", which is the request's fault
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from deployments.errors import InvalidQuestion, InvalidRequest
 from deployments.passage import Passage

@@ -25,8 +25,8 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from deployments.engines.base import Message, Prompt
 from deployments.passage import Passage

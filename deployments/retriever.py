@@ -29,13 +29,13 @@ from typing import Any
 
 from ray import serve
 
+from deployments import tracing
 from deployments.doc_archive import DocArchive, doc_archive
 from deployments.errors import InvalidRequest, McpUnavailable, RetrievalError, UnknownCollection
+from deployments.logs import use_serve_logging
 from deployments.mcp_pool import WARMUP_QUERY, McpPool
 from deployments.mcp_results import argument_error, crag_stats_chunks, error_text, parse_search_result
 from deployments.passage import Passage
-from deployments.logs import use_serve_logging
-from deployments import tracing
 from docindex.embedder import MODEL_NAME
 
 log = logging.getLogger("askdocs.retriever")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from . import store
 from .errors import CollectionNotFound, DocumentNotFound, InputError
@@ -24,7 +25,7 @@ class ReadTransaction:
         self.conn = conn
         self.owner = False
 
-    def __enter__(self) -> "ReadTransaction":
+    def __enter__(self) -> ReadTransaction:
         if not self.conn.in_transaction:
             self.conn.execute("BEGIN")
             self.owner = True

@@ -111,7 +111,8 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
         docindex ingest docs/ --db index.db --collection docs \\
             --base-url https://github.com/OWNER/REPO/blob/main/docs/
     """
-    from .ingest import NothingToIngest, ingest as run_ingest
+    from .ingest import NothingToIngest
+    from .ingest import ingest as run_ingest
 
     if ray_workers is not None and ray_address is None:
         raise click.UsageError("--ray-workers needs --ray")
@@ -268,7 +269,7 @@ def serve_mcp(db: Path | None, endpoint: str | None, cache_dir: Path | None, api
         run_endpoint_stdio(endpoint, cache_dir, api_key)
         return
     assert db is not None
-    from .mcp.server import run_stdio   # imported lazily: `import mcp` costs ~1 s
+    from .mcp.server import run_stdio  # imported lazily: `import mcp` costs ~1 s
 
     run_stdio(db, collection, warmup=warmup)
 

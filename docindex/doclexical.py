@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lexical import B, K1, Lexical
+from .lexical import K1, B, Lexical
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class DocumentPostings:
     row_of_chunk_row: np.ndarray   # chunk row → document row
 
     @classmethod
-    def build(cls, chunks: Lexical, doc_ids: np.ndarray) -> "DocumentPostings":
+    def build(cls, chunks: Lexical, doc_ids: np.ndarray) -> DocumentPostings:
         """From a snapshot's chunk postings and its document id per chunk row."""
         unique, first = np.unique(doc_ids, return_index=True)
         doc_order = np.argsort(first, kind="stable")      # documents in order of their first chunk row

@@ -11,8 +11,8 @@ cut to MAX_BLOCK_CHARS (headings to MAX_HEADING_CHARS) before chunking.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from . import bounds
 from .blocks import Block, BlockKind, Extracted

@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -171,8 +171,8 @@ def _known_documents(conn: sqlite3.Connection, collection: str) -> dict[str, tup
 
 # ---------------------------------------------------------------- the run
 
-def _run(candidates: list[Candidate], known: dict, writer: "_Writer", report: IngestReport,
-         *, force: bool, progress: bool, max_bytes: int, prepare: "Prepare | None" = None) -> None:
+def _run(candidates: list[Candidate], known: dict, writer: _Writer, report: IngestReport,
+         *, force: bool, progress: bool, max_bytes: int, prepare: Prepare | None = None) -> None:
     bar = _progress_bar() if progress else None
     with bar or nullcontext():
         task = bar.add_task("ingesting", total=len(candidates)) if bar else None
@@ -197,7 +197,7 @@ def _run(candidates: list[Candidate], known: dict, writer: "_Writer", report: In
                 report.changes.append(("remove", source))
 
 
-def record(result: FileResult, writer: "_Writer", report: IngestReport, vectors: Embedded | None = None) -> None:
+def record(result: FileResult, writer: _Writer, report: IngestReport, vectors: Embedded | None = None) -> None:
     """Count `result` in the report and hand it to the writer (embedded there unless `vectors` are given)."""
     candidate, known = result.candidate, result.known
     if result.error is not None:

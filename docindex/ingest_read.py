@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat as stat_module
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 

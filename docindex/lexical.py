@@ -27,14 +27,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from . import lexical_topk
-from .lexical_topk import IDF_FLOOR as IDF_FLOOR, K1 as K1, idf, impact   # both re-exported
-from .phrase_postings import EMPTY as EMPTY_PHRASES, PhrasePostings
+from .lexical_topk import IDF_FLOOR as IDF_FLOOR  # both re-exported
+from .lexical_topk import K1 as K1
+from .lexical_topk import idf, impact
+from .phrase_postings import EMPTY as EMPTY_PHRASES
+from .phrase_postings import PhrasePostings
 from .store import FTS_TOKENIZE
 from .textsearch import index_text
 
@@ -82,7 +85,7 @@ class Lexical:
     @classmethod
     def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray,
              rows_of: Callable[[np.ndarray], np.ndarray], *,
-             instances: str = "temp.lexical_instances") -> "Lexical":
+             instances: str = "temp.lexical_instances") -> Lexical:
         """Inside the caller's read transaction. `chunk_ids` are the snapshot's
         rows; `rows_of` maps chunk ids to them (-1: none, and the FTS5 row is dropped).
         `instances`: the fts5vocab instance table to read (the chunks' or the fields')."""

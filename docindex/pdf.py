@@ -24,8 +24,8 @@ from collections import Counter
 from typing import Any
 
 from . import bounds
-from .bounds import UnreadableFile
 from .blocks import Block, Extracted
+from .bounds import UnreadableFile
 
 EDGE_LINES = 2              # lines at the top and at the bottom of a page that may be running text
 RUNNING_SHARE = 0.6         # ... when they recur on this share of the pages

@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 

@@ -18,11 +18,12 @@ Measured on the dev halves in benchmarks/results/retrieval_levers.md (Round 3).
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from .lexical import IDF_FLOOR, K1, Lexical
+
 
 class Centroids:
     """Each document's unit centroid (the normalized sum of its chunks' vectors), made on first

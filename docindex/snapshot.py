@@ -60,7 +60,7 @@ class Snapshot:
         return self.centroids[0]
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection, version: int, dim: int, db: Path | None = None) -> "Snapshot":
+    def load(cls, conn: sqlite3.Connection, version: int, dim: int, db: Path | None = None) -> Snapshot:
         """`db`: the index file, whose search files (ann_sidecar.py) are used when they match; None: not used.
 
         With search files, the rows come from the chunks table's two indexes alone (a few bytes per

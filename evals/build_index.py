@@ -19,8 +19,8 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from docindex.hashing import sha256_file
 from evals.cases import load_cases
@@ -121,7 +121,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         print(f"build_index: {exc}", file=sys.stderr)
         return 2
 
-    from docindex.ingest import ingest     # heavy (embedder); only once the corpus checks out
+    from docindex.ingest import ingest  # heavy (embedder); only once the corpus checks out
 
     staging = args.db.parent / "eval-corpus"
     args.db.parent.mkdir(parents=True, exist_ok=True)

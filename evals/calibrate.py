@@ -23,8 +23,8 @@ import json
 import math
 import statistics
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from evals.cases import Case, load_cases
 
@@ -76,7 +76,7 @@ def main(argv: Iterable[str] | None = None) -> int:
              for kind in ("factual", "two_source", "unanswerable", "off_topic")}
     bands["answerable"] = band([best[c.id] for c in cases if c.answerable])
     choice = choose_floor(cases, best, args.margin)
-    result = {"created_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    result = {"created_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "script": "python -m evals.calibrate", "db": args.db, "collection": args.collection, "k": args.k, "machine": args.machine,
               "embedder": "all-MiniLM-L6-v2 (ONNX int8, docindex default)",
               "bands": bands, "choice": choice,

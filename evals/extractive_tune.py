@@ -14,7 +14,7 @@ import argparse
 import hashlib
 import itertools
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from deployments.engines.extractive import ExtractiveEngine
 from deployments.passage import Passage

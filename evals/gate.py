@@ -29,9 +29,9 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from evals.cases import Case, load_cases
 from evals.metrics import METRICS_BY_NAME, aggregate, paired_difference

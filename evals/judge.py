@@ -35,7 +35,7 @@ class JudgeConfig:
     timeout_s: float = 60.0
 
     @classmethod
-    def from_args(cls, url: str | None, model: str | None, key_env: str) -> "JudgeConfig | None":
+    def from_args(cls, url: str | None, model: str | None, key_env: str) -> JudgeConfig | None:
         if not url:
             return None
         return cls(url=url.rstrip("/"), model=model or "default", api_key=os.environ.get(key_env, ""))

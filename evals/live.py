@@ -27,9 +27,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from evals import build_index, gate, run
 from evals.cases import Case, load_cases
@@ -183,7 +184,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     verdict = gate.main(["check", *(f"{k}={v}" for k, v in runs.items())])
     _step(timings, "gate", t)
     timings["total"] = round(time.monotonic() - started, 1)
-    summary = {"label": args.label, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    summary = {"label": args.label, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "commit": _commit(), "code_sha256": code_before,
                "code_changed_during_run": code_fingerprint() != code_before, "load_avg_end": [round(x, 2) for x in os.getloadavg()],
                "cpus": os.cpu_count(), "set": extra, "runs": {k: str(v) for k, v in runs.items()},

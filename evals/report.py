@@ -10,8 +10,8 @@ records.jsonl and the current cases.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from evals.cases import Case
 from evals.metrics import METRICS_BY_NAME, Aggregate, aggregate

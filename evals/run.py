@@ -27,8 +27,8 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import httpx
 
@@ -168,7 +168,7 @@ def run_meta(args: argparse.Namespace, cases: Sequence[Case], started: float) ->
     return {
         "name": args.name,
         "mode": "retrieval" if args.retrieval_only else "service",
-        "created_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "duration_s": round(time.time() - started, 1),
         "cases": len(cases),
         "cases_sha256": hashlib.sha256(CASES_PATH.read_bytes()).hexdigest()[:16],

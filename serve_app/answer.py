@@ -21,20 +21,31 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 from opentelemetry.trace import Span
 
+from deployments import tracing
 from deployments.citations import CheckResult
 from deployments.engines.base import GenParams
 from deployments.errors import AskdocsError, Busy, EngineError, InvalidRequest, RetrievalError
 from deployments.prompt import REFUSAL_SENTENCE, build_prompt
 from deployments.scaffold import ScaffoldFilter
-from deployments import tracing
 from serve_app.pipeline import Pipeline
-from serve_app.protocol import (AskRequest, DoneEvent, ErrorEvent, Event, EvidenceOut, SourceOut, SourcesEvent,
-                                Timings, TokenEvent, UsageOut)
+from serve_app.protocol import (
+    AskRequest,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    EvidenceOut,
+    SourceOut,
+    SourcesEvent,
+    Timings,
+    TokenEvent,
+    UsageOut,
+)
 from serve_app.settings import Settings
 from serve_app.stats import AnswerRecord, AnswerStats
 

@@ -18,13 +18,13 @@ from ray import serve
 from ray.serve import Application
 from ray.serve.handle import DeploymentHandle
 
+from deployments import tracing
 from deployments.citations import CitationChecker
 from deployments.errors import ConfigError
 from deployments.gate import Gate
 from deployments.generator import Generator
-from deployments.retriever import Retriever
 from deployments.logs import use_serve_logging
-from deployments import tracing
+from deployments.retriever import Retriever
 from serve_app.handles import HandlePipeline
 from serve_app.ingress import create_app
 from serve_app.settings import Settings, overridden_variables

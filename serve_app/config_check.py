@@ -41,7 +41,7 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 
 def _is_list(annotation: Any) -> bool:
     origin = typing.get_origin(annotation)
-    return origin in (list, typing.List) or any(_is_list(a) for a in typing.get_args(annotation)
+    return origin in (list, list) or any(_is_list(a) for a in typing.get_args(annotation)
                                                 if typing.get_origin(annotation) is typing.Union)
 
 

@@ -12,7 +12,8 @@ becomes `Busy` → HTTP 503.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from ray.exceptions import RayTaskError
 from ray.serve.exceptions import BackPressureError

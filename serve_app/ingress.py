@@ -18,8 +18,9 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -34,8 +35,18 @@ from serve_app.archive import archive_route
 from serve_app.edge_limits import edge_middleware
 from serve_app.errors import busy_response, error_response, response_for, status_for_stage, unauthorized_response
 from serve_app.pipeline import Pipeline
-from serve_app.protocol import (AnswerData, AskRequest, DoneEvent, Envelope, EnvelopeError, ErrorEvent, Event,
-                                SourcesEvent, TokenEvent, sse)
+from serve_app.protocol import (
+    AnswerData,
+    AskRequest,
+    DoneEvent,
+    Envelope,
+    EnvelopeError,
+    ErrorEvent,
+    Event,
+    SourcesEvent,
+    TokenEvent,
+    sse,
+)
 from serve_app.served import served_identity
 from serve_app.settings import Settings
 from serve_app.stats import AnswerStats

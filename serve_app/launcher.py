@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import os
 import signal
 import socket
@@ -41,10 +42,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
-import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -196,7 +197,7 @@ class Graph:
         host, port = http_address(self.config)
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "Graph":
+    def __enter__(self) -> Graph:
         try:
             self.start()
         except BaseException:

@@ -18,19 +18,19 @@ serve_app.uvicorn_server); plain `uvicorn --factory` runs without them.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 
-from deployments import citations, gate, retriever
+from deployments import citations, gate, retriever, tracing
 from deployments.citations import CheckResult
-from deployments.engines.base import Delta, Engine, GenParams, Prompt
 from deployments.doc_archive import DocArchive, doc_archive
+from deployments.engines.base import Delta, Engine, GenParams, Prompt
 from deployments.gate import GateDecision
 from deployments.generator import RetryPolicy, accepted_first, make_engine, traced_generate
 from deployments.passage import Passage
 from deployments.retriever import McpPool
-from deployments import tracing
 from serve_app.pipeline import Carrier
 from serve_app.settings import Settings
 

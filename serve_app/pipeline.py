@@ -12,14 +12,14 @@ of their own).
 """
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Protocol
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
 
 from deployments.citations import CheckResult
 from deployments.engines.base import Delta, GenParams, Prompt
 from deployments.errors import Busy as Busy  # re-exported: it lived here before
 from deployments.gate import GateDecision
 from deployments.passage import Passage
-
 
 Carrier = dict[str, str]   # {"traceparent": ...}, see deployments.tracing.inject
 

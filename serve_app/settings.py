@@ -241,12 +241,12 @@ class Settings(BaseSettings):
         return data
 
     @model_validator(mode="after")
-    def _cap_k(self) -> "Settings":
+    def _cap_k(self) -> Settings:
         self.default_k = min(self.default_k, self.prompt_max_sources)
         return self
 
     @model_validator(mode="after")
-    def _absolute_db(self) -> "Settings":
+    def _absolute_db(self) -> Settings:
         if self.mcp_command is None:        # a custom MCP command does not read `db`
             self.db = resolve_db(self.db, project_dir())
         return self

@@ -3,8 +3,8 @@ ingress replica (with several replicas, each reports its own window)."""
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from serve_app.percentile import percentile
 

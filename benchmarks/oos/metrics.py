@@ -7,7 +7,7 @@ relevant set is its gold page plus its `also` pages; a hit is any of them.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -18,8 +18,9 @@ Contract of `stream()`:
 from __future__ import annotations
 
 import abc
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import AsyncIterator, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from deployments.passage import Passage
 

@@ -45,7 +45,8 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import EngineError, EngineUnavailable

@@ -38,14 +38,16 @@ import logging
 import os
 import threading
 import time
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
-from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.citation_grammar import citation_gbnf
-from deployments.engines.gguf_convert import AUTO as AUTO_WEIGHTS, convert_gguf, resolve_weights
+from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.engines.gguf_convert import AUTO as AUTO_WEIGHTS
+from deployments.engines.gguf_convert import convert_gguf, resolve_weights
 from deployments.engines.models import DEFAULT_ALIASES, ModelKind, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
 

@@ -32,10 +32,25 @@ from ..index import Index
 from ..ranking import RANKINGS
 from ..summary import summarize
 from ..types import Hit
-from .contract import (CRAG_SEARCH_SCHEMA, CRAG_STATS_SCHEMA, K_SCHEMA, MAX_ID, ArgumentViolation, crag_stats_text,
-                       format_passage, schema_tool)
-from .payloads import (collection_dict, document_dict, empty_index_result, json_result, knowledge_hub_dict,
-                       passages_result, summary_dict)
+from .contract import (
+    CRAG_SEARCH_SCHEMA,
+    CRAG_STATS_SCHEMA,
+    K_SCHEMA,
+    MAX_ID,
+    ArgumentViolation,
+    crag_stats_text,
+    format_passage,
+    schema_tool,
+)
+from .payloads import (
+    collection_dict,
+    document_dict,
+    empty_index_result,
+    json_result,
+    knowledge_hub_dict,
+    passages_result,
+    summary_dict,
+)
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from docindex import quantize
-from docindex.hashing import sha256_file
 from docindex.embedder import MAX_TOKENS, OnnxEmbedder, shipped_model_path, tokenizer_path
+from docindex.hashing import sha256_file
 from docindex.minilm import default_embedder
 
 

@@ -12,7 +12,6 @@ from deployments.errors import ConfigError
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE, PromptLimits, build_prompt
 
-
 PASSAGES = [
     Passage("README.md", "# cMCP\n\ncMCP is a C11 SDK for the Model Context Protocol. Its only runtime dependency "
             "is libcurl, used for the HTTP transport.\n\n```sh\nmake install\n```\n", 0.7),

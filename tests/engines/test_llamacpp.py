@@ -1,5 +1,6 @@
 """The llamacpp engine with the real tiny GGUF (SmolLM2-135M): protocol, not wording."""
 import asyncio
+
 import pytest
 
 pytest.importorskip("llama_cpp")

@@ -1,9 +1,9 @@
 """evals/extractive_levers.py's levers: off, the engine is the shipped one; each lever does what it says."""
 import pytest
 
+from deployments.engines import extractive as X
 from deployments.engines.extractive import ExtractiveEngine
 from deployments.passage import Passage
-from deployments.engines import extractive as X
 from docindex import quotable
 from evals.extractive_levers import LeverEngine, _setting, _suffix_stems
 

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from evals.cases import parse_case
-from evals.metrics import (METRICS_BY_NAME, aggregate, aggregate_table, fact_present, paired_difference,
-                           word_recall)
+from evals.metrics import METRICS_BY_NAME, aggregate, aggregate_table, fact_present, paired_difference, word_recall
 
 FACTUAL = parse_case({"id": "f", "kind": "factual", "question": "q", "sources": [["a.md", "b.md"]],
                       "anchors": ["a.md#x"], "key_facts": ["libcurl", "50,487|50487"]})

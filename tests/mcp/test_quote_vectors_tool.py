@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 
-
 from docindex import quotable
 from docindex.embedder import MODEL_NAME
 from docindex.minilm import default_embedder

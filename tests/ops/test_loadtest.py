@@ -15,7 +15,19 @@ import requests
 
 from loadtest import summarize
 from loadtest.sse_client import Ending, SseEvent, ended_in_window, iter_events, read_answer
-from loadtest.summarize import ANSWER, ASK, BUSY, LATE, TTFT, Entry, Level, read_levels, render, summarize_level, warnings
+from loadtest.summarize import (
+    ANSWER,
+    ASK,
+    BUSY,
+    LATE,
+    TTFT,
+    Entry,
+    Level,
+    read_levels,
+    render,
+    summarize_level,
+    warnings,
+)
 from serve_app import config_check
 from tests.ops.sse_standin import SseStandIn
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
-import socket
 import textwrap
 import threading
 import uuid

@@ -16,11 +16,11 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+from deployments import tracing
 from deployments.generator import make_engine
 from deployments.retriever import McpPool
-from deployments import tracing
-from serve_app.answer import answer_events, new_trace_id
 from serve_app import ingress, local
+from serve_app.answer import answer_events, new_trace_id
 from serve_app.local import LocalPipeline
 from serve_app.protocol import AskRequest, DoneEvent, ErrorEvent, Event
 from tests.serve.conftest import fake_settings, stub_command

@@ -29,9 +29,10 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import httpx
 import psutil
@@ -152,7 +153,7 @@ class RssSampler:
             self.peak = max(self.peak, rss_mb(tree(self.root_pid)))
             self._stop.wait(self.every_s)
 
-    def __enter__(self) -> "RssSampler":
+    def __enter__(self) -> RssSampler:
         self._thread.start()
         return self
 

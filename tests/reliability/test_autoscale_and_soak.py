@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import psutil

@@ -14,8 +14,18 @@ import httpx
 import pytest
 
 from tests.reliability.conftest import RayCluster, RssSampler, record, rss_mb
-from tests.reliability.faults import (after, assert_generator_kill_bounds, assert_index_kill_bounds,
-                                      assert_overload_bounds, done_after, failed, index_outage, kill_index_servers, load_with_faults, recovery_s)
+from tests.reliability.faults import (
+    after,
+    assert_generator_kill_bounds,
+    assert_index_kill_bounds,
+    assert_overload_bounds,
+    done_after,
+    failed,
+    index_outage,
+    kill_index_servers,
+    load_with_faults,
+    recovery_s,
+)
 from tests.reliability.load import run_load
 from tests.reliability.rawhttp import slow_post
 

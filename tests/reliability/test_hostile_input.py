@@ -11,15 +11,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, seed, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given, seed
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from serve_app.ingress import create_app
-from tests.reliability.conftest import PLAIN_PASSAGES, StaticPipeline, record, settings
 from tests.fuzz_seed import fuzz_seed
+from tests.reliability.conftest import PLAIN_PASSAGES, StaticPipeline, record, settings
 from tests.reliability.load import judge_sse
 
 pytestmark = pytest.mark.timeout(120)

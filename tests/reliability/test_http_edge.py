@@ -8,8 +8,15 @@ import time
 import httpx
 import pytest
 
-from tests.reliability.conftest import (LOCAL_BODY_TIMEOUT_S, LOCAL_MAX_CONCURRENT, Server, RssSampler, record,
-                                        rss_mb, tree)
+from tests.reliability.conftest import (
+    LOCAL_BODY_TIMEOUT_S,
+    LOCAL_MAX_CONCURRENT,
+    RssSampler,
+    Server,
+    record,
+    rss_mb,
+    tree,
+)
 from tests.reliability.faults import assert_overload_bounds
 from tests.reliability.load import run_load
 from tests.reliability.rawhttp import slow_post

@@ -14,7 +14,12 @@ import pytest
 
 from tests.reliability.conftest import record
 from tests.reliability.ingest_serving import (
-    Asker, index_version, ingest, serve_index, write_corpus, writer_holds_the_lock,
+    Asker,
+    index_version,
+    ingest,
+    serve_index,
+    write_corpus,
+    writer_holds_the_lock,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.asyncio]

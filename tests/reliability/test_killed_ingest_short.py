@@ -16,15 +16,22 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import httpx
 import pytest
 
 from tests.reliability.conftest import record
 from tests.reliability.ingest_serving import (
-    Asker, index_version, ingest, integrity, row_counts, serve_index, write_corpus, writer_holds_the_lock,
+    Asker,
+    index_version,
+    ingest,
+    integrity,
+    row_counts,
+    serve_index,
+    write_corpus,
+    writer_holds_the_lock,
 )
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.asyncio]      # a hang guard; it takes well under a minute

@@ -22,8 +22,9 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -33,7 +34,12 @@ from tests.reliability.conftest import REPO, RayCluster, record, start_cluster
 from tests.reliability.faults import done_count
 from tests.reliability.load import run_load
 from tests.reliability.soak import (
-    Samples, paced_soak, per_minute, serve_processes, slope_mb_per_min, windows,
+    Samples,
+    paced_soak,
+    per_minute,
+    serve_processes,
+    slope_mb_per_min,
+    windows,
 )
 
 SOAK_S = float(os.environ.get("SOAK_DEFAULT_ENGINE_S") or os.environ.get("SOAK_S") or 180)

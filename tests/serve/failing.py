@@ -1,7 +1,8 @@
 """A pipeline with one of its four calls failing, for the ingress and stage tests."""
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 
 class FailingPipeline:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deployments.citation_grammar import MAX_SENTENCES, answer_regex, citation_gbnf, matches
 from deployments.citations import check
-from docindex.sentences import CITATION_PATTERN, sentence_spans
 from deployments.passage import Passage
 from deployments.prompt import INSTRUCTION, REFUSAL_SENTENCE
 from deployments.scaffold import ScaffoldFilter, strip_scaffolding
+from docindex.sentences import CITATION_PATTERN, sentence_spans
 
 PAGE = Path(__file__).resolve().parents[2] / "serve_app" / "static" / "index.html"
 NONCE = "0f6ff751350472af"

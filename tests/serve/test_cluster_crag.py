@@ -6,7 +6,7 @@ has none, crossing the Retriever replica as a value, not a replica failure."""
 from __future__ import annotations
 
 import copy
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest

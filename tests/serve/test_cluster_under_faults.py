@@ -20,14 +20,25 @@ import time
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, seed, settings as hsettings
+from hypothesis import HealthCheck, given, seed
+from hypothesis import settings as hsettings
 
 from tests.fuzz_seed import fuzz_seed
 from tests.reliability.conftest import record
-from tests.reliability.faults import (Kill, assert_generator_kill_bounds, assert_index_kill_bounds,
-                                      assert_overload_bounds, done_after, done_count, failed, index_outage,
-                                      kill_index_servers, load_with_faults,
-                                      recovery_s, replica_pids)
+from tests.reliability.faults import (
+    Kill,
+    assert_generator_kill_bounds,
+    assert_index_kill_bounds,
+    assert_overload_bounds,
+    done_after,
+    done_count,
+    failed,
+    index_outage,
+    kill_index_servers,
+    load_with_faults,
+    recovery_s,
+    replica_pids,
+)
 from tests.reliability.load import run_load
 from tests.reliability.test_hostile_input import judge_response, requests_batch
 from tests.serve.conftest import Cluster

@@ -1,8 +1,9 @@
 """The ingress and pipeline over the real `docindex serve-mcp` on a tiny index."""
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx
 import pytest

@@ -21,7 +21,7 @@ from tests.serve.conftest import REPO, fake_settings
 
 
 class _Method:
-    def __init__(self, handle: "_Handle", name: str) -> None:
+    def __init__(self, handle: _Handle, name: str) -> None:
         self.handle, self.name = handle, name
 
     def remote(self, *args: Any) -> Any:
@@ -36,7 +36,7 @@ class _Handle:
         self.answers = answers
         self.calls: list[str] = []
 
-    def options(self, **_: Any) -> "_Handle":
+    def options(self, **_: Any) -> _Handle:
         return self
 
     def __getattr__(self, name: str) -> _Method:

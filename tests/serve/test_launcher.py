@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from serve_app.cli import main
 from serve_app.config_check import problems
 from serve_app.launcher import LaunchError, parse_set, port_is_free, probe, render, settings_fields
-from tests.serve.conftest import REPO, pids_with, stub_command
 from tests.ports import free_port
+from tests.serve.conftest import REPO, pids_with, stub_command
 
 SHIPPED = REPO / "serve_config.yaml"
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deployments.citations import check, cited_numbers, is_refusal
-from docindex.sentences import split_sentences
 from deployments.gate import decide
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE, SYSTEM_RULES, PromptLimits, build_prompt, neutralize
+from docindex.sentences import split_sentences
 
 LIMITS = PromptLimits(max_sources=2, max_chars_per_source=120)
 P1 = Passage("serve.md", "Ray Serve scales a deployment by adding replicas.", 0.62, anchor="replicas")

@@ -8,6 +8,7 @@ and the timings, never the tiny model's wording.
 from __future__ import annotations
 
 import copy
+
 import httpx
 import pytest
 import yaml

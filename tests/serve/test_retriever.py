@@ -8,12 +8,18 @@ import sys
 import uuid
 
 import pytest
-
 from mcp import MCPError
 
-from deployments.errors import InvalidQuestion, InvalidRequest, McpTimeout, McpUnavailable, RetrievalError, UnknownCollection
-from deployments.mcp_results import argument_error, parse_crag_text
+from deployments.errors import (
+    InvalidQuestion,
+    InvalidRequest,
+    McpTimeout,
+    McpUnavailable,
+    RetrievalError,
+    UnknownCollection,
+)
 from deployments.mcp_pool import _invalid_params
+from deployments.mcp_results import argument_error, parse_crag_text
 from deployments.retriever import McpPool, index_info, search
 from tests.serve.conftest import pids_with, stub_command
 from tests.stubs import crag_command
@@ -134,7 +140,7 @@ class _FlakyServer:
     def recover(self) -> None:
         self.gate.write_text("0")
 
-    async def __aenter__(self) -> "_FlakyServer":
+    async def __aenter__(self) -> _FlakyServer:
         await self.pool.start()
         return self
 

@@ -7,7 +7,8 @@ import os
 import shutil
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from tests.ports import free_port
 

@@ -2,7 +2,8 @@
 fresh browser context (own session storage) per page."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -26,10 +27,10 @@ if browser_missing():
 from playwright.sync_api import expect  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 
+from deployments.errors import Busy  # noqa: E402
 from docindex.ingest import ingest  # noqa: E402
 from serve_app.ingress import create_app  # noqa: E402
 from serve_app.local import LocalPipeline, build_local_pipeline  # noqa: E402
-from deployments.errors import Busy  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 CORPUS_DOC = Path(__file__).resolve().parents[2] / "corpora" / "cmcp" / "tools" / "crag-mcp"

@@ -6,7 +6,8 @@ the evidence span is marked inside the rendered text, and the collection
 selector lists the index's collections and sends the chosen one."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 

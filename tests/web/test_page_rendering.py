@@ -5,7 +5,8 @@ server is `stand_in.py`, which speaks DESIGN.md §4's SSE protocol exactly;
 the page against the real ingress is tested in test_page.py."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
