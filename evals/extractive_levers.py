@@ -152,13 +152,6 @@ def _cmcp_contexts(k: int, clip: int, ranking: Any = None) -> tuple[list, dict[s
                    for c in cases}
 
 
-def _ranking(name: str | None) -> Any:
-    """A passages ranking by name (None: the index's, RRF)."""
-    from docindex.ranking import Ranking
-
-    return None if name is None else Ranking(fusion="convex", convex_dense=float(name.split()[-1]))
-
-
 LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("shipped", {}),
     *[(f"cover {w:g}", {"cover": w}) for w in (0.1, 0.2, 0.3)],
@@ -187,7 +180,7 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"rank bonus {w:g}", {"rank_bonus": w}) for w in (0.0, 0.05, 0.1)],
     *[(f"length {w:g} + rank bonus {r:g}", {"length": w, "rank_bonus": r}) for w in (0.1, 0.15) for r in (0.05, 0.1)],
     # the passages the answer is given: chunks by convex score fusion (cosine share a), not RRF
-    *[(f"passages by convex {a:g}", {"ranking": f"convex {a:g}"}) for a in (0.7, 0.8)],
+    *[(f"passages by convex {a:g}", {"convex": a}) for a in (0.7, 0.8)],
 ]
 
 
@@ -197,18 +190,21 @@ def main() -> int:
     embedder = Memo(default_embedder())
     embedder.dim = embedder.embedder.dim      # type: ignore[attr-defined]  # the quote vectors' width
     load = os.getloadavg()[0]
-    contexts: dict[tuple[int, int, str | None], dict[str, Any]] = {}
+    contexts: dict[tuple[int, int, float | None], dict[str, Any]] = {}
     rows = []
     only = set(sys.argv[1:])          # lever names to run, printed only (default: all, into extractive-levers.json)
     for name, lever in LEVERS:
         if only and name not in only:
             continue
-        k, clip, ranking = lever.get("k", 4), lever.get("clip", 900), lever.get("ranking")
-        if (k, clip, ranking) not in contexts:
-            contexts[(k, clip, ranking)] = {
-                "cmcp": _cmcp_contexts(k, clip, _ranking(ranking)),
-                **{c: extractive_oos.oos_contexts(c, "dev", k, clip, _ranking(ranking)) for c in ("postgresql", "python")}}
-        data = contexts[(k, clip, ranking)]
+        k, clip, convex = lever.get("k", 4), lever.get("clip", 900), lever.get("convex")
+        if (k, clip, convex) not in contexts:
+            from docindex.ranking import Ranking
+
+            ranking = None if convex is None else Ranking(fusion="convex", convex_dense=convex)
+            contexts[(k, clip, convex)] = {
+                "cmcp": _cmcp_contexts(k, clip, ranking),
+                **{c: extractive_oos.oos_contexts(c, "dev", k, clip, ranking) for c in ("postgresql", "python")}}
+        data = contexts[(k, clip, convex)]
         knobs = {key: v for key, v in lever.items()
                  if key in ("cover", "number_cue", "code_cue", "diversity", "adjacent", "same_passage",
                             "keep_ratio", "max_sentences", "length", "rank_bonus")}
