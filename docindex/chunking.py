@@ -13,8 +13,17 @@ does not fit beside it, that block (prose) is cut at a sentence or line
 boundary and its head joins the tiny piece; a tiny last piece joins the one
 before it when both fit the window. A code block that fits the window is
 still never split, so a tiny lead-in before a large code block may stay
-alone. Sections are never merged with each other: every chunk keeps the
-anchor of the section it comes from, so citations stay exact.
+alone.
+
+A section whose whole text is tiny (a manual page's NAME line, "LOCK — lock a
+table", a one-line SEE ALSO) does not stand alone either: alone, its chunk is
+little more than its heading path, which matches any question about the page
+(git-cherry-pick's 13-character SEE ALSO ranked third for "What does git
+cherry-pick do?"). It leads the next section when that one is a sibling or a
+child (the chunk keeps the tiny section's anchor and path, the next heading
+stays in the text as a markdown heading line, so a citation lands just above
+the text), and otherwise joins the section before it. Every other chunk keeps
+the anchor of the section it comes from.
 
 What is embedded and what BM25 scores is `embed_text`: the heading path
 (document title › section headings) on its own line, then the body. The
@@ -113,6 +122,41 @@ def _sections(blocks: Iterable[Block], doc_title: str) -> list[_Section]:
     return sections
 
 
+def _merge_tiny_sections(sections: list[_Section]) -> list[_Section]:
+    """Tiny sections joined to a neighbour (module docstring); sections without text are
+    left out, as chunking leaves them out."""
+    out: list[_Section] = []
+    pending: _Section | None = None         # a tiny section waiting to lead the next one
+    for section in (s for s in sections if s.body):
+        if pending is not None:
+            if section.level >= pending.level:
+                section = _Section(pending.level, pending.anchor, pending.path,
+                                   pending.body + [_inline_heading(section)] + section.body)
+            else:                           # a higher heading ends pending's part of the page
+                out.append(_joined_to_previous(out, pending))
+            pending = None
+        if _is_tiny([(b.text, 0, False) for b in section.body]):
+            pending = section
+        else:
+            out.append(section)
+    if pending is not None:
+        out.append(_joined_to_previous(out, pending))
+    return out
+
+
+def _joined_to_previous(out: list[_Section], tiny: _Section) -> _Section:
+    """`tiny` appended to the last section kept (which then leaves `out`), or alone when none is."""
+    if not out:
+        return tiny
+    before = out.pop()
+    return _Section(before.level, before.anchor, before.path, before.body + [_inline_heading(tiny)] + tiny.body)
+
+
+def _inline_heading(section: _Section) -> Block:
+    """A section's heading as a line of the text it joined (never quoted as a sentence)."""
+    return Block("para", f"{'#' * max(section.level, 1)} {section.path[-1]}")
+
+
 # ---------------------------------------------------------------- packing
 
 def chunk_blocks(
@@ -125,7 +169,7 @@ def chunk_blocks(
 ) -> list[Chunk]:
     """Split a document's blocks into chunks; sections without text yield none."""
     chunks: list[Chunk] = []
-    for section in _sections(blocks, doc_title):
+    for section in _merge_tiny_sections(_sections(blocks, doc_title)):
         if not section.body:
             continue
         header = PATH_SEPARATOR.join(section.path)

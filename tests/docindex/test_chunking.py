@@ -42,10 +42,15 @@ def test_duplicate_headings_get_github_style_suffixes():
         "usage", "usage-1", "usage-1-1", "usage-2"]
 
 
+def body(topic: str) -> str:
+    """A section body long enough to stand alone (MIN_CHUNK_CHARS)."""
+    return f"The {topic} section explains {topic} in two sentences. Each of them says a little more about {topic}, so that it stands alone."
+
+
 def test_heading_paths_follow_the_heading_levels(count_tokens):
     chunks = chunks_of(
-        "# Guide\n\nintro\n\n## Setup\n\nsetup text\n\n### Linux\n\nlinux text\n\n## Usage\n\nusage text\n",
-        count_tokens)
+        f"# Guide\n\n{body('intro')}\n\n## Setup\n\n{body('setup')}\n\n### Linux\n\n{body('linux')}\n\n"
+        f"## Usage\n\n{body('usage')}\n", count_tokens)
     assert [(c.anchor, c.heading_path, c.level) for c in chunks] == [
         ("guide", ("Guide",), 1),
         ("setup", ("Guide", "Setup"), 2),
@@ -57,7 +62,7 @@ def test_heading_paths_follow_the_heading_levels(count_tokens):
 
 
 def test_text_before_the_first_heading_gets_an_empty_anchor_and_the_title_path(count_tokens):
-    chunks = chunks_of("Preamble text.\n\n## Details\n\nMore.\n", count_tokens, title="notes")
+    chunks = chunks_of(f"{body('preamble')}\n\n## Details\n\n{body('details')}\n", count_tokens, title="notes")
     assert (chunks[0].anchor, chunks[0].heading_path) == ("", ("notes",))
     assert chunks[1].heading_path == ("notes", "Details")
 
@@ -146,9 +151,42 @@ def test_a_tiny_last_piece_joins_the_piece_before_it_or_takes_its_tail(count_tok
     assert chunks[-1].text.endswith("Short end.")
 
 
-def test_sections_are_never_merged_so_every_anchor_stays(count_tokens):
-    chunks = chunks_of("# Guide\n\nintro\n\n## Setup\n\nsetup text\n\n## Usage\n\nusage text\n", count_tokens)
+def test_sections_that_stand_alone_are_never_merged_so_every_anchor_stays(count_tokens):
+    chunks = chunks_of(f"# Guide\n\n{body('intro')}\n\n## Setup\n\n{body('setup')}\n\n## Usage\n\n{body('usage')}\n",
+                       count_tokens)
     assert [c.anchor for c in chunks] == ["guide", "setup", "usage"]
+
+
+def test_a_tiny_section_leads_the_next_one_which_keeps_its_heading_as_a_line(count_tokens):
+    """A manual page's NAME line alone would be a chunk of little more than its heading path."""
+    chunks = chunks_of(f"# git-x\n\n## NAME\n\ngit-x - do x\n\n## SYNOPSIS\n\n{body('synopsis')}\n\n"
+                       f"## DESCRIPTION\n\n{body('description')}\n", count_tokens)
+    assert [(c.anchor, c.heading_path[-1]) for c in chunks] == [("name", "NAME"), ("description", "DESCRIPTION")]
+    assert chunks[0].text == f"git-x - do x\n\n## SYNOPSIS\n\n{body('synopsis')}"
+
+
+def test_a_tiny_section_before_a_subsection_leads_it(count_tokens):
+    chunks = chunks_of(f"# Guide\n\n## Install\n\nPick one:\n\n### Linux\n\n{body('linux')}\n", count_tokens)
+    assert [(c.anchor, c.level) for c in chunks] == [("install", 2)]
+    assert chunks[0].text == f"Pick one:\n\n### Linux\n\n{body('linux')}"
+
+
+def test_tiny_last_sections_join_the_one_before_them(count_tokens):
+    chunks = chunks_of(f"# git-x\n\n## EXAMPLES\n\n{body('examples')}\n\n## SEE ALSO\n\ngit-y(1)\n\n"
+                       "## GIT\n\nPart of the git(1) suite\n", count_tokens)
+    assert [c.anchor for c in chunks] == ["examples"]
+    assert chunks[0].text.endswith("## SEE ALSO\n\ngit-y(1)\n\n## GIT\n\nPart of the git(1) suite")
+
+
+def test_a_tiny_section_does_not_lead_a_higher_heading_it_joins_the_section_before(count_tokens):
+    chunks = chunks_of(f"# One\n\n{body('one')}\n\n## Note\n\nSee two.\n\n# Two\n\n{body('two')}\n", count_tokens)
+    assert [c.anchor for c in chunks] == ["one", "two"]
+    assert chunks[0].text.endswith("## Note\n\nSee two.") and chunks[1].text == body("two")
+
+
+def test_a_document_that_is_one_tiny_section_is_still_a_chunk(count_tokens):
+    chunks = chunks_of("# Only\n\nShort.\n", count_tokens)
+    assert [(c.anchor, c.text) for c in chunks] == [("only", "Short.")]
 
 
 def test_the_heading_path_is_embedded_and_scored_but_not_in_the_displayed_text(count_tokens):

@@ -4,7 +4,7 @@ a real anchor, heading paths follow the outline's own nesting, and running
 headers and footers are not part of the text."""
 from __future__ import annotations
 
-from docindex.chunking import chunk_blocks
+from docindex.chunking import _sections, chunk_blocks
 from docindex.extract import extract
 
 from .pdfgen import write_pdf
@@ -50,7 +50,8 @@ def test_the_cover_is_a_section_with_a_real_anchor(tmp_path):
 
 
 def test_heading_paths_follow_the_outlines_own_nesting(tmp_path):
-    paths = {chunk.heading_path[-1]: chunk.heading_path for chunk in chunks(manual(tmp_path))}
+    extracted = manual(tmp_path)      # sections, before chunking joins these tiny ones to their neighbours
+    paths = {section.path[-1]: section.path for section in _sections(extracted.blocks, extracted.title or "manual")}
     assert paths["1.1.1 Limits"] == ("Widget Handbook", "1. Introduction", "1.1 Scope", "1.1.1 Limits")
     assert paths["2. Setup"] == ("Widget Handbook", "2. Setup")
     assert not [path for path in paths.values() if path[0] == "1. Introduction"]

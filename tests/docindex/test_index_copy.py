@@ -18,7 +18,7 @@ THRESHOLD = 20
 
 def corpus(root, files: int, words: str):
     return write_files(root, {f"f{i}.md": f"# File {i}\n\n" + "\n\n".join(
-        f"## Part {p}\n\n{words} part {p} of file {i}." for p in range(3)) for i in range(files)})
+        f"## Part {p}\n\n{words} part {p} of file {i}. Each part says enough about itself, in a sentence of its own, to stand alone as a chunk of the index." for p in range(3)) for i in range(files)})
 
 
 @pytest.fixture

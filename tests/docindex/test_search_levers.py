@@ -57,7 +57,7 @@ def test_field_scores_alone_do_not_change_the_score_formula(small_index):
 
 
 def test_a_document_cap_lets_other_documents_in(tmp_path, fake_embedder):
-    body = "\n\n".join(f"## Part {i}\n\nThe widget setting number {i} controls the widget." for i in range(6))
+    body = "\n\n".join(f"## Part {i}\n\nThe widget setting number {i} controls the widget. Each part says enough about itself, in a sentence of its own, to stand alone as a chunk of the index." for i in range(6))
     root = write_files(tmp_path / "docs", {"widgets.md": f"# Widgets\n\n{body}\n",
                                            "other.md": "# Other\n\nA widget appears here once.\n"})
     db = tmp_path / "index.db"

@@ -34,7 +34,7 @@ def test_rows_equal_the_row_by_row_query(tmp_path, fake_embedder):
         for name in ("beta", "Alpha", "gamma", "Zeta"):
             docs = write_files(tmp_path / name, {     # each round adds files to the collection's folder
                 f"{name}{round_}-{i}.md": f"# {name} {round_} {i}\n\n" + "\n\n".join(
-                    f"## Part {p}\n\n{name} part {p} of file {i} in round {round_}." for p in range(3))
+                    f"## Part {p}\n\n{name} part {p} of file {i} in round {round_}. Each part says enough about itself, in a sentence of its own, to stand alone as a chunk of the index." for p in range(3))
                 for i in range(2)})
             ingest([docs], db, name, embedder=fake_embedder)
     conn = sqlite3.connect(db)
@@ -68,7 +68,7 @@ def test_with_search_files_the_rows_come_from_the_indexes_and_equal_the_referenc
     db = tmp_path / "index.db"
     for name, files in (("big", 12), ("other", 3)):
         docs = write_files(tmp_path / name, {f"{name}{i}.md": f"# {name} {i}\n\n" + "\n\n".join(
-            f"## Part {p}\n\n{name} part {p} of file {i}." for p in range(3)) for i in range(files)})
+            f"## Part {p}\n\n{name} part {p} of file {i}. Each part says enough about itself, in a sentence of its own, to stand alone as a chunk of the index." for p in range(3)) for i in range(files)})
         ingest([docs], db, name, embedder=fake_embedder)
     with Index(db, embedder=fake_embedder) as fast, Index(db, embedder=fake_embedder, exact=True) as exact:
         assert fast._snapshot is not None and exact._snapshot is not None
