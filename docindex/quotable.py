@@ -110,6 +110,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                           if min_words <= len(sentence.split()) <= max_words]
             if unit.kind in ("code", "heading"):
                 continue
+            if TERMS_WITH_THEIR_TEXT_ONLY and b + 1 < len(blocks) and blocks[b + 1].kind == "prose" \
+                    and _term(text, blocks, b + 1):
+                continue                                        # quoted with the text it names, not alone
             if unit.kind == "row":
                 spans = [(unit.start, unit.end)]
                 if b == 0 or blocks[b - 1].kind != "row":       # a table also answers whole:
@@ -146,6 +149,10 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
 
 
 TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
+# A term line is quoted only at the head of the text it names (`_term`), never alone: git's manual
+# pages list examples as a command line over its explanation, and "git cherry-pick -n master~1 next"
+# was quoted by itself, as an answer to "What does git cherry-pick do?". False: the rule before.
+TERMS_WITH_THEIR_TEXT_ONLY = True
 # A call or operator signature with its return type is a term too: `replace ( string text, from text,
 # to text ) → text`, `jsonb ->> text → text` (PostgreSQL's function tables). No quotes or digits: an
 # example (`repeat('Pg', 4) → PgPgPgPg`) has them. Measured on the dev halves (stop 28,
