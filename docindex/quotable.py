@@ -123,12 +123,16 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                             found.append(Candidate(n, unit.start, table))
             else:
                 spans = unit_sentence_spans(text, unit)
+                if QUESTIONS_WHOLE and unit.kind == "prose" and 1 < len(spans) <= 2 \
+                        and _is_question(text[spans[-1][0]:spans[-1][1]]):
+                    continue            # a FAQ's question with its context: "I've made a mistake in the last
+                    #                     commit. How do I change it?" answers nothing either
             term = _term(text, blocks, b) if unit.kind == "prose" else ""
             for start, end in spans:
                 raw = text[start:end]
                 if start == blocks[0].start and _PLAIN_WORD.match(raw):
                     continue
-                if raw.rstrip(" *_`\"')").endswith("?"):
+                if _is_question(raw):
                     continue                                    # a question answers nothing
                 sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
                 if raw.rstrip().endswith(":") and end == unit.end:
@@ -148,6 +152,13 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
     return found
 
 
+def _is_question(raw: str) -> bool:
+    return raw.rstrip(" *_`\"')").endswith("?")
+
+
+# A short paragraph that ends in a question is a question as a whole (a FAQ entry's title):
+# none of its sentences is quoted. False: only the question sentence itself is left out.
+QUESTIONS_WHOLE = True
 TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
 # A term line is quoted only at the head of the text it names (`_term`), never alone: git's manual
 # pages list examples as a command line over its explanation, and "git cherry-pick -n master~1 next"
