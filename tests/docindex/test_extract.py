@@ -83,3 +83,27 @@ def test_html_heading_permalinks_are_not_text(tmp_path):
         '<dd><p>Return a random element.</p></dd></dl></body></html>')
     summary = [(b.kind, b.text) for b in extract(path).blocks]
     assert summary == [("heading", "random"), ("para", "random.choice(seq)"), ("para", "Return a random element.")]
+
+
+@pytest.mark.parametrize("chrome", [
+    '<div class="related" role="navigation"><a>previous</a> | <a>next</a></div>',       # Sphinx
+    '<div class="sphinxsidebar" role="navigation"><h3>This Page</h3><p>Show Source</p></div>',
+    '<div class="footer">© Copyright 2001-2023.</div>',
+    '<div class="navheader"><table><tr><td>Prev</td><td>Up</td><td>Home</td><td>Next</td></tr></table></div>',
+    '<div id="footer"><div id="footer-text">Last updated 2024-05-31</div></div>',    # AsciiDoc
+    '<nav><ul><li>Docs</li><li>Blog</li></ul></nav>',
+    '<footer><p>Made with a generator</p></footer>',
+    '<div role="search"><p>Search this site</p></div>',
+])
+def test_html_page_chrome_is_not_text(tmp_path, chrome):
+    path = tmp_path / "page.html"
+    path.write_text(f"<html><body>{chrome}<h1>LOCK</h1><p>LOCK — lock a table.</p>{chrome}</body></html>")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [("heading", "LOCK"), ("para", "LOCK — lock a table.")]
+
+
+def test_a_page_that_is_all_chrome_keeps_its_text(tmp_path):
+    """A site map inside a <nav> is that page's text: dropping it would leave nothing to find."""
+    path = tmp_path / "sitemap.html"
+    path.write_text("<html><body><h1>Site map</h1><nav><ul><li>Install guide</li><li>Upgrade guide</li></ul></nav>"
+                    "</body></html>")
+    assert [b.text for b in extract(path).blocks] == ["Site map", "Install guide", "Upgrade guide"]

@@ -197,6 +197,21 @@ def test_questions_and_mid_line_task_boxes_are_not_quoted() -> None:
     assert found == ["It searches an index of chunks", "`make replay` — the gate that catches a forgotten fixture"]
 
 
+def test_a_faq_entrys_question_is_not_quoted_even_with_its_context_but_its_answer_is() -> None:
+    faq = ("I've made a mistake in the last commit. How do I change it?\n\n"
+           "Make the change, stage it and run git commit --amend. The change joins the last commit.")
+    found = [c.text for c in candidates([Passage("faq.html", faq, 0.5)])]
+    assert found == ["Make the change, stage it and run git commit --amend", "The change joins the last commit"]
+
+
+def test_a_term_line_is_quoted_with_the_text_it_names_never_alone() -> None:
+    examples = ("git cherry-pick -n master~1 next\n\n"
+                "Apply to the working tree and the index the changes introduced by the second last commit.")
+    found = [c.text for c in candidates([Passage("git-cherry-pick.html", examples, 0.5)])]
+    assert found == ["git cherry-pick -n master~1 next: Apply to the working tree and the index the changes "
+                     "introduced by the second last commit"]
+
+
 def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
