@@ -1,4 +1,7 @@
-"""Fixtures for the MCP server tests: tiny indexes and a real server over real stdio."""
+"""Fixtures for the MCP server tests: tiny indexes and a real server over real stdio.
+
+Each section is long enough to stand alone as a chunk (docindex/chunking.py joins tinier ones
+to a neighbour), so every heading keeps its own anchor."""
 from __future__ import annotations
 
 import os
@@ -17,15 +20,15 @@ REPO = Path(__file__).resolve().parents[2]
 GUIDE = """\
 # Installation
 
-How to install the frobnicator.
+How to install the frobnicator on a workstation or a server, from the release archive or from source.
 
 ## Requirements
 
-The frobnicator needs Python 3.11 and a quokka license key.
+The frobnicator needs Python 3.11 and a quokka license key. Both must be in place before the installer runs.
 
 ## Troubleshooting
 
-If the daemon prints `E_QUOKKA_EXPIRED`, renew the quokka license.
+If the daemon prints `E_QUOKKA_EXPIRED`, renew the quokka license. The daemon reads the renewed license when it starts again.
 """
 
 FAQ = """\
@@ -33,7 +36,7 @@ FAQ = """\
 
 ## Does it run on a toaster?
 
-Only toasters with at least two slots and a serial port.
+Only toasters with at least two slots and a serial port. Single-slot models lack the memory the daemon needs.
 """
 
 NOTES = """\
@@ -41,7 +44,7 @@ NOTES = """\
 
 ## Version 2
 
-Version 2 removes the legacy teleport mode.
+Version 2 removes the legacy teleport mode. Configurations that still name it fail at start with a clear message.
 """
 
 

@@ -53,9 +53,11 @@ async def test_get_document_summary_is_extractive_with_tags(small_index):
         assert summary["chunk_count"] == doc["chunk_count"] and summary["metadata"] == doc["metadata"]
         # Every summary sentence is one of the document's own sentences, word for word.
         text = " ".join(c for c in [
-            "How to install the frobnicator.",
+            "How to install the frobnicator on a workstation or a server, from the release archive or from source.",
             "The frobnicator needs Python 3.11 and a quokka license key.",
-            "If the daemon prints `E_QUOKKA_EXPIRED`, renew the quokka license."])
+            "Both must be in place before the installer runs.",
+            "If the daemon prints `E_QUOKKA_EXPIRED`, renew the quokka license.",
+            "The daemon reads the renewed license when it starts again."])
         assert summary["summary"] and all(s in text for s in re.split(r"(?<=\.)\s+", summary["summary"]))
         assert summary["tags"][:2] == ["requirements", "troubleshooting"] and "quokka" in summary["tags"]
 

@@ -345,7 +345,7 @@ def test_the_copy_steps_carry_the_search_files_from_the_ingest_to_the_served_cop
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(10):
-        (docs / f"f{i}.md").write_text(f"# File {i}\n\n" + "".join(f"## Part {p}\n\nreplica part {p} of {i}.\n\n"
+        (docs / f"f{i}.md").write_text(f"# File {i}\n\n" + "".join(f"## Part {p}\n\nreplica part {p} of {i}. Each part says enough about itself, in a sentence of its own, to stand alone as a chunk.\n\n"
                                                                    for p in range(3)))
     embedder = HashEmbedder()
     ingest([docs], built, "askdocs", embedder=embedder)
