@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from . import bounds
 from .blocks import Block, BlockKind, Extracted
@@ -141,6 +142,42 @@ _CHROME = ", ".join((
     "div#footer",                                       # AsciiDoc (git's manual pages)
 ))
 
+# Link-dense blocks: navigation whatever a generator calls it (menus, breadcrumbs, "on this page"
+# and "see also" link lists, language bars of links).
+_LINK_BLOCKS = "div, ul, ol, dl, table, p"
+LINK_DENSITY = 0.75     # share of a block's visible characters inside links at which it is navigation
+MIN_LINKS = 3
+
+
+def _link_dense(tree: Any) -> list[Any]:
+    """The outermost blocks of `tree` that are navigation by link density (no heading or code inside)."""
+    found: list[Any] = []
+    ids: set[int] = set()
+    for node in tree.css(_LINK_BLOCKS):
+        if _inside(node, ids) or node.css_first("h1, h2, h3, h4, h5, h6, pre") is not None:
+            continue
+        links = node.css("a")
+        if len(links) < MIN_LINKS:
+            continue
+        total = _visible(node.text(deep=True))
+        if total and sum(_visible(a.text(deep=True)) for a in links) >= LINK_DENSITY * total:
+            found.append(node)
+            ids.add(node.mem_id)
+    return found
+
+
+def _inside(node: Any, ids: set[int]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id in ids:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _visible(text: str | None) -> int:
+    return sum(not c.isspace() for c in text or "")
+
 
 def parse_html(text: str) -> Extracted:
     """Headings, paragraphs and code of an HTML page, without its chrome (`_CHROME`); a page
@@ -161,6 +198,8 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         for chrome in tree.css(_CHROME):
             if chrome.parent is not None:       # not inside chrome already removed
                 chrome.decompose()
+        for navigation in _link_dense(tree):
+            navigation.decompose()
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []

@@ -107,3 +107,18 @@ def test_a_page_that_is_all_chrome_keeps_its_text(tmp_path):
     path.write_text("<html><body><h1>Site map</h1><nav><ul><li>Install guide</li><li>Upgrade guide</li></ul></nav>"
                     "</body></html>")
     assert [b.text for b in extract(path).blocks] == ["Site map", "Install guide", "Upgrade guide"]
+
+
+def test_link_dense_blocks_are_navigation_whatever_their_class(tmp_path):
+    """A menu, a breadcrumb trail or an "on this page" list is mostly link text; prose that links
+    a few words is not, nor is a block holding a heading or code."""
+    path = tmp_path / "page.html"
+    path.write_text(
+        '<html><body><div id="page-header"><p class="menu"><a>Modules</a> | <a>Directives</a> | <a>FAQ</a></p></div>'
+        '<div id="path"><a>Apache</a> &gt; <a>HTTP Server</a> &gt; <a>Documentation</a></div>'
+        '<h1>mod_rewrite</h1><p>Rewrites URLs with <a>rules</a>, <a>conditions</a> and <a>maps</a> on the fly.</p>'
+        '<div id="quickview"><h3>Topics</h3><ul><li><a>Logging</a></li><li><a>Flags</a></li><li><a>Maps</a></li></ul>'
+        '</div><div><pre><a>RewriteRule</a> <a>^/old</a> <a>/new</a></pre></div></body></html>')
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("heading", "mod_rewrite"), ("para", "Rewrites URLs with rules, conditions and maps on the fly."),
+        ("heading", "Topics"), ("code", "```\nRewriteRule ^/old /new\n```")]
