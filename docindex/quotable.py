@@ -181,10 +181,24 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
     `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word, a
     signature `replace ( string text, from text, to text ) → text`). Its
     first sentence is quoted with it: the description alone ("Recursive
-    directory creation function") does not name what to use."""
-    if b == 0 or blocks[b - 1].kind != "prose":
-        return ""
-    raw = text[blocks[b - 1].start:blocks[b - 1].end].replace("\u00b6", "").strip()
+    directory creation function") does not name what to use. Several term
+    lines in a row name the same thing (an option's spellings `-S[<keyid>]`,
+    `--gpg-sign[=<keyid>]`, `--no-gpg-sign`): all of them are the term, joined
+    by commas; the last alone can say the opposite of the text."""
+    terms: list[str] = []
+    at = b - 1
+    while at >= 0 and blocks[at].kind == "prose" and len(terms) < (MAX_TERM_LINES if MULTI_LINE_TERMS else 1):
+        term = _term_line(text[blocks[at].start:blocks[at].end])
+        if not term:
+            break
+        terms.insert(0, term)
+        at -= 1
+    return ", ".join(terms)
+
+
+def _term_line(line: str) -> str:
+    """`line` as a term (`_term`), or "" when it is not one."""
+    raw = line.replace("\u00b6", "").strip()
     ends = raw.rstrip(")]\"'*_`")[-1:]
     if SIGNATURE_TERMS and _SIGNATURE.match(raw) and len(raw) <= TERM_MAX_CHARS \
             and len(raw.split()) <= SIGNATURE_MAX_WORDS:
@@ -195,6 +209,12 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
     if len(term.split()) > TERM_MAX_WORDS or len(term) > TERM_MAX_CHARS or not re.search(r"[^\W\d]", term):
         return ""
     return term
+
+
+# Up to this many term lines in a row make one term (`_term`). False: the line before only (the rule
+# before stop 30).
+MULTI_LINE_TERMS = True
+MAX_TERM_LINES = 4
 
 
 CODE_MAX_LINES = 6

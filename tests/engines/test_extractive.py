@@ -212,6 +212,15 @@ def test_a_term_line_is_quoted_with_the_text_it_names_never_alone() -> None:
                      "introduced by the second last commit"]
 
 
+def test_an_options_spellings_are_its_term_together_not_the_last_one_alone() -> None:
+    """"--no-gpg-sign: GPG-sign commits" would say the opposite of the page."""
+    options = ("-S[<keyid>]\n\n--gpg-sign[=<keyid>]\n\n--no-gpg-sign\n\n"
+               "GPG-sign commits with the committer's key. The keyid argument is optional.")
+    found = [c.text for c in candidates([Passage("git-commit.html", options, 0.5)])]
+    assert found == ["-S(<keyid>), --gpg-sign(=<keyid>), --no-gpg-sign: GPG-sign commits with the committer's key",
+                     "The keyid argument is optional"]
+
+
 def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
