@@ -30,6 +30,26 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 
 
+# What a Markdown renderer never shows: HTML comments (Node.js's API docs carry their version
+# history in `<!-- YAML … -->` blocks: 15 % of its chunks held one) and link reference
+# definitions (`[v8]: https://v8.dev/`, whole chunks of URLs). A reference link reads as its text.
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_LINK_DEFINITION = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:\s*\S")     # not a footnote's "[^1]: …"
+_REFERENCE_LINK = re.compile(r"(!?)\[([^\]]+)\]\[[^\]]*\]")
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+
+
+def _reference_links_as_text(line: str) -> str:
+    """`[text][ref]` and `[text][]` → `text` (code spans in the text kept), never inside a code
+    span (`a[i][j]`): the spans are masked while links are found."""
+    masked = _CODE_SPAN.sub(lambda m: "\0" * len(m.group()), line)
+    out, at = [], 0
+    for link in _REFERENCE_LINK.finditer(masked):
+        out += [line[at:link.start()], line[link.start(2):link.end(2)]]
+        at = link.end()
+    return "".join(out) + line[at:]
+
+
 def parse_markdown(text: str) -> Extracted:
     metadata: dict = {}
     match = _FRONT_MATTER.match(text)
@@ -43,9 +63,10 @@ def parse_markdown(text: str) -> Extracted:
 
     def flush() -> None:
         if any(line.strip() for line in para):
-            blocks.append(Block("para", "\n".join(para).strip("\n")))
+            blocks.append(Block("para", "\n".join(_reference_links_as_text(line) for line in para).strip("\n")))
         para.clear()
 
+    in_comment = False
     for line in text.splitlines():
         if code is not None:
             code.append(line)
@@ -53,6 +74,21 @@ def parse_markdown(text: str) -> Extracted:
             if stripped.startswith(fence[0] * len(fence)) and set(stripped) <= {fence[0]}:
                 blocks.append(Block("code", "\n".join(code)))
                 code = None
+            continue
+        if in_comment:
+            if "-->" not in line:
+                continue
+            line, in_comment = line.split("-->", 1)[1], False
+            if not line.strip():
+                continue
+        if "<!--" in line:
+            shown = _COMMENT.sub("", line)
+            if "<!--" in shown:                 # a comment that goes on below
+                shown, in_comment = shown.split("<!--", 1)[0], True
+            if not shown.strip():
+                continue                        # a line that was only comment
+            line = shown
+        if _LINK_DEFINITION.match(line):
             continue
         if fence_match := _FENCE.match(line):
             flush()
