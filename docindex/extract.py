@@ -40,8 +40,8 @@ _CODE_SPAN = re.compile(r"(`+).+?\1")
 
 
 def _reference_links_as_text(line: str) -> str:
-    """`[text][ref]` and `[text][]` → `text` (code spans in the text kept), never inside a code
-    span (`a[i][j]`): the spans are masked while links are found."""
+    """`[text][ref]` and `[text][]` → `text` (code spans in the text kept; the text may wrap onto
+    the next line), never inside a code span (`a[i][j]`): the spans are masked while links are found."""
     masked = _CODE_SPAN.sub(lambda m: "\0" * len(m.group()), line)
     out, at = [], 0
     for link in _REFERENCE_LINK.finditer(masked):
@@ -63,7 +63,7 @@ def parse_markdown(text: str) -> Extracted:
 
     def flush() -> None:
         if any(line.strip() for line in para):
-            blocks.append(Block("para", "\n".join(_reference_links_as_text(line) for line in para).strip("\n")))
+            blocks.append(Block("para", _reference_links_as_text("\n".join(para)).strip("\n")))
         para.clear()
 
     in_comment = False

@@ -129,11 +129,11 @@ def test_markdown_comments_and_link_definitions_are_not_text_and_reference_links
     path = tmp_path / "addons.md"
     path.write_text(
         "# Addons\n<!--introduced_in=v0.10.0-->\n\n<!-- YAML\nchanges:\n  - version: v14.8.0\n-->\n"
-        "The [`require()`][require] function loads <!-- inline --> addons; see [the guide][].\n"
+        "The [`require()`][require] function loads <!-- inline --> addons; see [the\nguide][].\n"
         "A pattern `[A-Za-z][A-Za-z0-9]*` is code.\n\n```html\n<!-- kept: code -->\n```\n\n"
         "[require]: modules.md#requireid\n[the guide]: https://example.org/guide\n[^1]: A footnote is text.\n")
     assert [(b.kind, b.text) for b in extract(path).blocks] == [
         ("heading", "Addons"),
-        ("para", "The `require()` function loads  addons; see the guide.\nA pattern `[A-Za-z][A-Za-z0-9]*` is code."),
+        ("para", "The `require()` function loads  addons; see the\nguide.\nA pattern `[A-Za-z][A-Za-z0-9]*` is code."),
         ("code", "```html\n<!-- kept: code -->\n```"),
         ("para", "[^1]: A footnote is text.")]
