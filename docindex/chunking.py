@@ -304,13 +304,25 @@ def _pieces(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _is_table(text: str) -> bool:
+    """A Markdown table: every line a row ("| a | b |")."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) > 1 and all(line.lstrip().startswith("|") for line in lines)
+
+
+def _rows(text: str) -> list[tuple[str, str]]:
+    """A table too long for one chunk is cut between rows, one a line: cut by sentences, its rows
+    ran together ("| # | Threat | … | |---|…| | 3.1 | …") and were quoted as one garbled sentence."""
+    return [(line.strip(), "\n") for line in text.splitlines() if line.strip()]
+
+
 def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
     """Sentences packed up to the budget; a sentence too long is cut on words, then characters.
     Pieces keep their line breaks: a list's items stay one a line ("…reuse it);\n2. builds…"),
     where joining them with spaces made one sentence of two items."""
     parts: list[tuple[str, int]] = []
     seps: list[str] = []
-    for sentence, sep in _pieces(text):
+    for sentence, sep in (_rows(text) if _is_table(text) else _pieces(text)):
         tokens = _content_tokens(count_tokens, sentence)
         if tokens <= budget:
             parts.append((sentence, tokens))
