@@ -130,8 +130,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
             term = _term(text, blocks, b) if unit.kind == "prose" else ""
             for start, end in spans:
                 raw = text[start:end]
-                if start == blocks[0].start and _PLAIN_WORD.match(raw):
-                    continue
+                if _PLAIN_WORD.match(raw) and (start == blocks[0].start or _continues(text, blocks, b, start, unit)):
+                    continue            # the tail of a sentence cut by chunking, or cut off its line above
                 if _is_question(raw):
                     continue                                    # a question answers nothing
                 sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
@@ -172,6 +172,7 @@ TERMS_WITH_THEIR_TEXT_ONLY = True
 SIGNATURE_TERMS = True
 SIGNATURE_MAX_WORDS = 16
 _SIGNATURE = re.compile(r"^[^'\"\d\n→]+ → [^'\"\d\n→]+$")
+_INNER_SENTENCE_END = re.compile(r"[.!?][)\]\"'`*_]*\s+[A-Z`(\"'*_]")
 _SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
 
 
@@ -196,9 +197,22 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
     return ", ".join(terms)
 
 
+def _continues(text: str, blocks: Sequence[Unit], b: int, start: int, unit: Unit) -> bool:
+    """A unit's first sentence goes on from the unit before, which ends mid-sentence: a wrapped
+    line that chunking set apart ("…clamped `[1,64]`). Cooperative" / "cancellation: handlers
+    poll …")."""
+    if start != unit.start or b == 0 or blocks[b - 1].kind != "prose":
+        return False
+    before = text[blocks[b - 1].start:blocks[b - 1].end].rstrip(" *_`\"')]")
+    return bool(before) and before[-1] not in ".!?:;"
+
+
 def _term_line(line: str) -> str:
-    """`line` as a term (`_term`), or "" when it is not one."""
+    """`line` as a term (`_term`), or "" when it is not one: never a line with a sentence's end
+    inside it (the wrapped tail of a paragraph)."""
     raw = line.replace("\u00b6", "").strip()
+    if _INNER_SENTENCE_END.search(raw):
+        return ""
     ends = raw.rstrip(")]\"'*_`")[-1:]
     if SIGNATURE_TERMS and _SIGNATURE.match(raw) and len(raw) <= TERM_MAX_CHARS \
             and len(raw.split()) <= SIGNATURE_MAX_WORDS:
