@@ -18,6 +18,7 @@ from typing import Any
 from . import bounds
 from .blocks import Block, BlockKind, Extracted
 from .bounds import UnreadableFile
+from .mdx import mdx_to_markdown
 
 __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "parse_html", "parse_markdown",
            "parse_pdf", "READERS", "supported"]
@@ -325,6 +326,7 @@ def _decode(data: bytes) -> str:
 READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
     ".md": ("markdown", lambda data: parse_markdown(_decode(data))),
     ".markdown": ("markdown", lambda data: parse_markdown(_decode(data))),
+    ".mdx": ("mdx", lambda data: parse_markdown(mdx_to_markdown(_decode(data)))),
     ".txt": ("text", lambda data: parse_text(_decode(data))),
     ".rst": ("text", lambda data: parse_text(_decode(data))),
     ".html": ("html", lambda data: parse_html(_decode(data))),

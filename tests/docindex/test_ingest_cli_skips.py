@@ -27,7 +27,7 @@ def test_skipped_files_in_a_folder_are_reported_and_the_run_exits_3(tmp_path):
     assert result.exit_code == 3, result.output
     assert result.stderr.splitlines() == [
         f"skipped {docs / 'b.docx'}: unsupported file type '.docx' (supported: .htm, .html, .markdown, .md, "
-        ".pdf, .rst, .txt)",
+        ".mdx, .pdf, .rst, .txt)",
         f"skipped {docs / 'bin.txt'}: binary content",
     ]
     assert result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 2 skipped")
