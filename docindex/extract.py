@@ -19,6 +19,7 @@ from . import bounds
 from .blocks import Block, BlockKind, Extracted
 from .bounds import UnreadableFile
 from .mdx import mdx_to_markdown
+from .rst import parse_rst
 
 __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "parse_html", "parse_markdown",
            "parse_pdf", "READERS", "supported"]
@@ -328,7 +329,7 @@ READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
     ".markdown": ("markdown", lambda data: parse_markdown(_decode(data))),
     ".mdx": ("mdx", lambda data: parse_markdown(mdx_to_markdown(_decode(data)))),
     ".txt": ("text", lambda data: parse_text(_decode(data))),
-    ".rst": ("text", lambda data: parse_text(_decode(data))),
+    ".rst": ("rst", lambda data: parse_rst(_decode(data))),
     ".html": ("html", lambda data: parse_html(_decode(data))),
     ".htm": ("html", lambda data: parse_html(_decode(data))),
     ".pdf": ("pdf", parse_pdf),

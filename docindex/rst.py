@@ -1,0 +1,152 @@
+"""reStructuredText → blocks: section titles as headings, literal blocks as code, directives by kind.
+
+Read as plain text (before stop 30), a Sphinx or CMake source had no headings, so no anchors
+or heading paths, and its `.. code-block::` bodies and `:command:` roles were prose. This is
+not docutils: it reads what documentation sources use and leaves the rest as text.
+
+* Section titles: a line under- (and optionally over-) lined with one repeated punctuation
+  character; levels in the order the styles first appear, as docutils assigns them.
+* Literal blocks: the indented block after a paragraph ending in "::", and the body of
+  `code-block`, `code`, `sourcecode` and `parsed-literal` directives.
+* Admonitions and version notes (`note`, `warning`, `versionadded`, …) keep their text;
+  `toctree`, `image`, `include`, `index`, comments, targets and substitutions are not text.
+* Indented blocks (definition lists, block quotes, directive bodies) are dedented and read
+  the same way; a definition's term stays a paragraph of its own.
+* Inline: ``literal`` becomes `literal`, :role:`text <target>` its text, :role:`target` the
+  target (`~a.b` → b), `text <url>`_ its text.
+"""
+from __future__ import annotations
+
+import re
+
+from .blocks import Block, Extracted
+
+_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
+_DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
+_OPTION = re.compile(r"^:[\w-]+:")
+CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "parsed-literal"}
+TEXT_DIRECTIVES = {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint",
+                   "seealso", "admonition", "topic", "sidebar", "rubric", "deprecated", "versionadded",
+                   "versionchanged", "container", "only"}
+_VERSION_NOTES = {"versionadded": "New in version", "versionchanged": "Changed in version",
+                  "deprecated": "Deprecated since version"}
+
+_ROLE_WITH_TEXT = re.compile(r":[\w:+-]+:`([^`<]+?)\s*<[^`>]*>`")
+_ROLE = re.compile(r":[\w:+-]+:`~?([^`]+)`")
+_LINK = re.compile(r"`([^`<]+?)\s*<[^`>]*>`__?")
+_NAMED_LINK = re.compile(r"`([^`]+)`__?")
+_LITERAL = re.compile(r"``(.+?)``")
+
+
+def clean_inline(text: str) -> str:
+    """RST inline markup as a reader sees it (module docstring)."""
+    text = _ROLE_WITH_TEXT.sub(r"\1", text)
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if m.group(0).find("`~") >= 0 else m.group(1), text)
+    text = _LINK.sub(r"\1", text)
+    text = _LITERAL.sub(lambda m: f"\0{m.group(1)}\0", text)      # `code` after links: no clash
+    text = _NAMED_LINK.sub(r"\1", text)
+    return text.replace("\0", "`")
+
+
+def parse_rst(text: str) -> Extracted:
+    styles: dict[tuple[str, bool], int] = {}
+    blocks = _blocks(text.expandtabs(8).splitlines(), styles)
+    title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
+    return Extracted(title, blocks)
+
+
+def _blocks(lines: list[str], styles: dict[tuple[str, bool], int]) -> list[Block]:
+    blocks: list[Block] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            blocks.append(Block("para", clean_inline("\n".join(para))))
+            para.clear()
+
+    def heading(title: str, style: tuple[str, bool]) -> None:
+        flush()
+        blocks.append(Block("heading", clean_inline(title.strip()), styles.setdefault(style, len(styles) + 1)))
+
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        if _ADORNMENT.match(line) and i + 2 < n and lines[i + 1].strip() and lines[i + 2].strip() == line.strip():
+            heading(lines[i + 1], (line.strip()[0], True))      # over- and underlined title
+            i += 3
+            continue
+        if (not para and line.strip() and not line[0].isspace() and i + 1 < n and _ADORNMENT.match(lines[i + 1])
+                and len(lines[i + 1].strip()) >= min(len(line.strip()), 4)):
+            heading(line, (lines[i + 1].strip()[0], False))
+            i += 2
+            continue
+        if line.startswith(".."):
+            flush()
+            i = _directive(lines, i, blocks, styles)
+            continue
+        if not line.strip():
+            flush()
+            i += 1
+            continue
+        if line[0].isspace():                           # an indented block: a definition, a quote
+            flush()
+            body, i = _indented(lines, i)
+            blocks += _blocks(body, styles)
+            continue
+        para.append(line)
+        i += 1
+        if line.rstrip().endswith("::"):               # a literal block follows
+            para[-1] = line.rstrip()[:-2].rstrip() + (":" if line.rstrip()[:-2].strip() else "")
+            if not para[-1]:
+                para.pop()
+            flush()
+            body, i = _indented(lines, _skip_blank(lines, i))
+            if body:
+                blocks.append(_code(body))
+        elif i < n and lines[i][:1].isspace() and lines[i].strip() and len(para) == 1:
+            flush()                                     # a definition list's term: its own paragraph
+    flush()
+    return blocks
+
+
+def _directive(lines: list[str], i: int, blocks: list[Block], styles: dict[tuple[str, bool], int]) -> int:
+    """Read the directive, comment or target at `i`; returns the index after its body."""
+    match = _DIRECTIVE.match(lines[i])
+    body, after = _indented(lines, i + 1)
+    while body and _OPTION.match(body[0]):             # :linenos:, :caption: …
+        body = body[1:]
+    name = match.group(1) if match else ""
+    if name in CODE_DIRECTIVES:
+        content = body[1:] if body and not body[0].strip() else body
+        if any(line.strip() for line in content):
+            blocks.append(_code(content))
+    elif name in TEXT_DIRECTIVES:
+        argument = match.group(2).strip() if match else ""
+        lead = f"{_VERSION_NOTES[name]} {argument}." if name in _VERSION_NOTES and argument else argument
+        if lead:
+            blocks.append(Block("para", clean_inline(lead)))
+        blocks += _blocks(body, styles)
+    return after
+
+
+def _indented(lines: list[str], i: int) -> tuple[list[str], int]:
+    """The block indented under line `i - 1` (blank lines inside kept), dedented; and the index after it."""
+    start = i
+    while i < len(lines) and (not lines[i].strip() or lines[i][:1].isspace()):
+        i += 1
+    while i > start and not lines[i - 1].strip():
+        i -= 1
+    body = lines[start:i]
+    indent = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
+    return [x[indent:] for x in body], i
+
+
+def _skip_blank(lines: list[str], i: int) -> int:
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    return i
+
+
+def _code(body: list[str]) -> Block:
+    code = "\n".join(body).strip("\n")
+    return Block("code", f"```\n{code}\n```")
