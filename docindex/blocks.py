@@ -10,6 +10,13 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
+READING_VERSION = 2
+"""The version of the rules that turn a file into chunks and quotable sentences (the readers,
+chunking.py, quotable.py). Ingest records it per collection and reads every file again when
+an index was built by other rules, as if with --force: unchanged files would otherwise keep
+the chunks older rules made. 2: stop 30 (page chrome, tiny sections, Markdown comments,
+reStructuredText, MDX, table rows, terms)."""
+
 
 @dataclass(frozen=True)
 class Block:

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from .blocks import READING_VERSION
 from .errors import DocindexError
 from .ranking import RANKINGS, SEARCH_RANKING
 
@@ -136,6 +137,9 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
         raise
     for error in report.errors:
         click.echo(f"skipped {error}", err=True)
+    if report.read_again is not None:
+        click.echo(f"note: the collection was read by older rules (version {report.read_again}, now "
+                   f"{READING_VERSION}): every file was read again", err=True)
     if dry_run:
         verbs = {"add": "would add", "change": "would change", "remove": "would remove"}
         for action, source in report.changes:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from . import ann_build, quotable, store
+from .blocks import READING_VERSION
 from .bounds import DEFAULT_MAX_FILE_BYTES
 from .chunking import Chunk
 from .discover import Candidate, NothingToIngest, discover
@@ -56,6 +57,7 @@ class IngestReport:
     changes: list[tuple[str, str]] = field(default_factory=list)   # ("add" | "change" | "remove", source)
     dry_run: bool = False
     index_version: int | None = None
+    read_again: int | None = None   # the older reading rules' version when every file was read again
 
     def summary(self) -> str:
         counts = (f"{self.added} added, {self.changed} changed, {self.removed} removed, "
@@ -115,12 +117,16 @@ def ingest(
         model = _LazyEmbedder(embedder)
         store.check_embedder(meta, model.name, model.dim, db)
         known = _known_documents(conn, collection) if conn is not None else {}
+        if known and store.reading_version(meta, collection) != READING_VERSION:
+            report.read_again = store.reading_version(meta, collection) or 1   # older rules: read every file
+            force = True
         writer = _Writer(conn, collection, model, report, dry_run, quote_vectors=quote_vectors)
         search_files: str | None = None     # this version's ANN/postings files (ann_sidecar.py)
         try:
             _run(candidates, known, writer, report, force=force, progress=progress, max_bytes=max_file_bytes,
                  prepare=prepare)
             if not dry_run:
+                store.set_reading_version(conn, collection, READING_VERSION)
                 content_changed = bool(report.added or report.changed or report.removed)
                 url_changed = base_url is not None and store.set_base_url(conn, collection, base_url)
                 if content_changed or url_changed:

@@ -176,6 +176,18 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 BASE_URL_KEY = "base_url:"     # + collection name; a key, not a column, so older indexes read unchanged
+READING_KEY = "reading_version:"   # + collection name: the reading rules its chunks were made by (blocks.py)
+
+
+def reading_version(meta: dict[str, str], collection: str) -> int | None:
+    """The reading rules' version the collection was ingested with; None: before they were recorded."""
+    value = meta.get(READING_KEY + collection)
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def set_reading_version(conn: sqlite3.Connection, collection: str, version: int) -> None:
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 (READING_KEY + collection, str(version)))
 
 
 def base_url(meta: dict[str, str], collection: str) -> str | None:

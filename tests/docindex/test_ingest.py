@@ -201,3 +201,23 @@ def test_front_matter_url_and_title_reach_the_chunks(tmp_path, fake_embedder):
         assert (chunk["doc_title"], chunk["heading_path"], chunk["anchor"]) == (
             "Shown Title", ("Shown Title", "Part"), "part")
         assert index.get_document(source="page.md").metadata["url"] == "https://docs.example.org/page"
+
+
+def test_an_index_built_by_older_reading_rules_is_read_again_once(tmp_path, fake_embedder):
+    """Unchanged files would keep the chunks older rules made: the first ingest after an upgrade
+    reads every file again, says so, and records the rules' version; the next one skips them."""
+    import sqlite3
+
+    from docindex import store
+    from docindex.blocks import READING_VERSION
+
+    docs = write_files(tmp_path / "docs", {"a.md": "# A\n\nalpha text\n", "b.md": "# B\n\nbeta text\n"})
+    db = tmp_path / "index.db"
+    ingest([docs], db, "docs", embedder=fake_embedder)
+    with sqlite3.connect(db) as conn:
+        assert store.reading_version(store.read_meta(conn), "docs") == READING_VERSION
+        conn.execute("DELETE FROM meta WHERE key = ?", (store.READING_KEY + "docs",))   # as before stop 30
+    again = ingest([docs], db, "docs", embedder=fake_embedder)
+    assert (again.changed, again.unchanged, again.read_again) == (2, 0, 1)
+    after = ingest([docs], db, "docs", embedder=fake_embedder)
+    assert (after.changed, after.unchanged, after.read_again) == (0, 2, None)

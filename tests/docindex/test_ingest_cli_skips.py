@@ -77,3 +77,19 @@ def test_a_real_process_reports_a_fifo_and_exits_3(tmp_path):
                            "-c", "c", "--dry-run"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.strip() == f"skipped {docs / 'x.md'}: not a regular file (a FIFO)"
+
+
+def test_reading_an_older_index_again_is_said_in_one_line(tmp_path):
+    import sqlite3
+
+    from docindex import store
+
+    docs = write_files(tmp_path / "docs", {"a.md": "# A\n\nalpha text that says something.\n"})
+    db = tmp_path / "i.db"
+    assert invoke("ingest", docs, "--db", db, "-c", "c").exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM meta WHERE key = ?", (store.READING_KEY + "c",))
+    result = invoke("ingest", docs, "--db", db, "-c", "c")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("note: the collection was read by older rules (version 1, now ")
+    assert result.stdout.startswith("0 added, 1 changed, 0 removed, 0 unchanged, 0 skipped")
