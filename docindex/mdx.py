@@ -15,7 +15,6 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", r
 _MODULE_LINE = re.compile(r"^(?:import|export)\s")
 _TAG_ONLY = re.compile(r"^\s*(?:</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>\s*)+$")
 _ADMONITION = re.compile(r"^\s*:::+\s*(?:[A-Za-z]+)?(?:\[[^\]]*\])?\s*(.*?)\s*$")
-_JSX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
 
 
 def mdx_to_markdown(text: str) -> str:
@@ -30,12 +29,17 @@ def _body(text: str) -> str:
     out: list[str] = []
     fence = ""
     statement_depth = 0             # open brackets of a module statement that goes on
-    for line in _without_jsx_comments(text).splitlines():
+    in_comment = False
+    for line in text.splitlines():
         if fence:
             out.append(line)
             if line.strip().startswith(fence) and set(line.strip()) <= {fence[0]}:
                 fence = ""
             continue
+        if in_comment or "{/*" in line:
+            line, in_comment = _without_jsx_comments(line, in_comment)
+            if not line.strip():
+                continue
         if statement_depth > 0 or (_MODULE_LINE.match(line) and not _continues_paragraph(out)):
             statement_depth = max(statement_depth + _depth(line), 0)
             continue
@@ -64,8 +68,21 @@ def _depth(line: str) -> int:
     return sum(line.count(c) for c in "({[") - sum(line.count(c) for c in ")}]")
 
 
-def _without_jsx_comments(text: str) -> str:
-    """`{/* … */}` removed outside code blocks (a comment may span lines)."""
-    parts = re.split(r"(^ {0,3}(?:`{3,}|~{3,})[^\n]*\n(?:.*?\n)?^ {0,3}(?:`{3,}|~{3,})[ \t]*$)", text,
-                     flags=re.M | re.S)
-    return "".join(part if i % 2 else _JSX_COMMENT.sub("", part) for i, part in enumerate(parts))
+def _without_jsx_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """`line` without its `{/* … */}` parts (a comment may go on over several lines); and whether
+    a comment is still open at its end. Linear in the line's length."""
+    kept: list[str] = []
+    while line:
+        if in_comment:
+            end = line.find("*/}")
+            if end < 0:
+                return "".join(kept), True
+            line, in_comment = line[end + 3:], False
+        else:
+            start = line.find("{/*")
+            if start < 0:
+                kept.append(line)
+                break
+            kept.append(line[:start])
+            line, in_comment = line[start + 3:], True
+    return "".join(kept), in_comment
