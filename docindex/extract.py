@@ -278,9 +278,8 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         walk(root)
     flush()
     title = " ".join(title_node.text().split()) if title_node is not None else ""
-    first = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
-    if not title or (len(first) >= 3 and title.startswith(first)):
-        title = first       # "zipapp — … — Python 3.11.2 documentation": the site's name is in every path
+    if not title:
+        title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
     return Extracted(title or None, blocks)
 
 

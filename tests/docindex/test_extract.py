@@ -137,15 +137,3 @@ def test_markdown_comments_and_link_definitions_are_not_text_and_reference_links
         ("para", "The `require()` function loads  addons; see the\nguide.\nA pattern `[A-Za-z][A-Za-z0-9]*` is code."),
         ("code", "```html\n<!-- kept: code -->\n```"),
         ("para", "[^1]: A footnote is text.")]
-
-
-def test_an_html_title_that_is_the_h1_plus_the_sites_name_is_the_h1(tmp_path):
-    """Sphinx's "<page> — Python 3.11.2 documentation" put the site's name in every chunk's path."""
-    page = tmp_path / "zipapp.html"
-    page.write_text("<html><head><title>zipapp — Manage archives — Python 3.11.2 documentation</title></head>"
-                    "<body><h1>zipapp — Manage archives</h1><p>Text.</p></body></html>")
-    other = tmp_path / "rewrite.html"
-    other.write_text("<html><head><title>mod_rewrite - Apache HTTP Server</title></head>"
-                     "<body><h1>Apache Module mod_rewrite</h1><p>Text.</p></body></html>")
-    assert extract(page).title == "zipapp — Manage archives"
-    assert extract(other).title == "mod_rewrite - Apache HTTP Server"      # not the h1's start: kept
