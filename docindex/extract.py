@@ -18,7 +18,7 @@ from typing import Any
 from . import bounds
 from .blocks import Block, BlockKind, Extracted
 from .bounds import UnreadableFile
-from .mdx import mdx_to_markdown
+from .mdx import mdx_to_markdown, without_comments
 from .rst import parse_rst
 
 __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "parse_html", "parse_markdown",
@@ -35,7 +35,6 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)",
 # What a Markdown renderer never shows: HTML comments (Node.js's API docs carry their version
 # history in `<!-- YAML … -->` blocks: 15 % of its chunks held one) and link reference
 # definitions (`[v8]: https://v8.dev/`, whole chunks of URLs). A reference link reads as its text.
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:\s*\S")     # not a footnote's "[^1]: …"
 _REFERENCE_LINK = re.compile(r"(!?)\[([^\]]+)\]\[[^\]]*\]")
 _CODE_SPAN = re.compile(r"(`+).+?\1")
@@ -77,19 +76,10 @@ def parse_markdown(text: str) -> Extracted:
                 blocks.append(Block("code", "\n".join(code)))
                 code = None
             continue
-        if in_comment:
-            if "-->" not in line:
-                continue
-            line, in_comment = line.split("-->", 1)[1], False
+        if in_comment or "<!--" in line:
+            line, in_comment = without_comments(line, in_comment, "<!--", "-->")
             if not line.strip():
-                continue
-        if "<!--" in line:
-            shown = _COMMENT.sub("", line)
-            if "<!--" in shown:                 # a comment that goes on below
-                shown, in_comment = shown.split("<!--", 1)[0], True
-            if not shown.strip():
                 continue                        # a line that was only comment
-            line = shown
         if _LINK_DEFINITION.match(line):
             continue
         if fence_match := _FENCE.match(line):

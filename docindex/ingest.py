@@ -117,8 +117,9 @@ def ingest(
         model = _LazyEmbedder(embedder)
         store.check_embedder(meta, model.name, model.dim, db)
         known = _known_documents(conn, collection) if conn is not None else {}
-        if known and store.reading_version(meta, collection) != READING_VERSION:
-            report.read_again = store.reading_version(meta, collection) or 1   # older rules: read every file
+        read_by = store.reading_version(meta, collection)
+        if known and read_by != READING_VERSION:
+            report.read_again = read_by or 1    # older rules (1: before they were recorded): read every file
             force = True
         writer = _Writer(conn, collection, model, report, dry_run, quote_vectors=quote_vectors)
         search_files: str | None = None     # this version's ANN/postings files (ann_sidecar.py)

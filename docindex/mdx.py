@@ -37,7 +37,7 @@ def _body(text: str) -> str:
                 fence = ""
             continue
         if in_comment or "{/*" in line:
-            line, in_comment = _without_jsx_comments(line, in_comment)
+            line, in_comment = without_comments(line, in_comment, "{/*", "*/}")
             if not line.strip():
                 continue
         if statement_depth > 0 or (_MODULE_LINE.match(line) and not _continues_paragraph(out)):
@@ -68,21 +68,22 @@ def _depth(line: str) -> int:
     return sum(line.count(c) for c in "({[") - sum(line.count(c) for c in ")}]")
 
 
-def _without_jsx_comments(line: str, in_comment: bool) -> tuple[str, bool]:
-    """`line` without its `{/* … */}` parts (a comment may go on over several lines); and whether
+def without_comments(line: str, in_comment: bool, opening: str, closing: str) -> tuple[str, bool]:
+    """`line` without its comments delimited by `opening` … `closing` (MDX's `{/*` `*/}`, the
+    Markdown reader's `<!--` `-->`), a comment possibly going on over several lines; and whether
     a comment is still open at its end. Linear in the line's length."""
     kept: list[str] = []
     while line:
         if in_comment:
-            end = line.find("*/}")
+            end = line.find(closing)
             if end < 0:
                 return "".join(kept), True
-            line, in_comment = line[end + 3:], False
+            line, in_comment = line[end + len(closing):], False
         else:
-            start = line.find("{/*")
+            start = line.find(opening)
             if start < 0:
                 kept.append(line)
                 break
             kept.append(line[:start])
-            line, in_comment = line[start + 3:], True
+            line, in_comment = line[start + len(opening):], True
     return "".join(kept), in_comment

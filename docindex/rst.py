@@ -32,7 +32,7 @@ _VERSION_NOTES = {"versionadded": "New in version", "versionchanged": "Changed i
                   "deprecated": "Deprecated since version"}
 
 _ROLE_WITH_TEXT = re.compile(r":[\w:+-]+:`([^`<]+?)\s*<[^`>]*>`")
-_ROLE = re.compile(r":[\w:+-]+:`~?([^`]+)`")
+_ROLE = re.compile(r":[\w:+-]+:`(~?)([^`]+)`")
 _LINK = re.compile(r"`([^`<]+?)\s*<[^`>]*>`__?")
 _NAMED_LINK = re.compile(r"`([^`]+)`__?")
 _LITERAL = re.compile(r"``(.+?)``")
@@ -41,7 +41,7 @@ _LITERAL = re.compile(r"``(.+?)``")
 def clean_inline(text: str) -> str:
     """RST inline markup as a reader sees it (module docstring)."""
     text = _ROLE_WITH_TEXT.sub(r"\1", text)
-    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if m.group(0).find("`~") >= 0 else m.group(1), text)
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), text)
     text = _LINK.sub(r"\1", text)
     text = _LITERAL.sub(lambda m: f"\0{m.group(1)}\0", text)      # `code` after links: no clash
     text = _NAMED_LINK.sub(r"\1", text)

@@ -175,6 +175,7 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
+_UPSERT_META = "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
 BASE_URL_KEY = "base_url:"     # + collection name; a key, not a column, so older indexes read unchanged
 READING_KEY = "reading_version:"   # + collection name: the reading rules its chunks were made by (blocks.py)
 
@@ -186,8 +187,7 @@ def reading_version(meta: dict[str, str], collection: str) -> int | None:
 
 
 def set_reading_version(conn: sqlite3.Connection, collection: str, version: int) -> None:
-    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                 (READING_KEY + collection, str(version)))
+    conn.execute(_UPSERT_META, (READING_KEY + collection, str(version)))
 
 
 def base_url(meta: dict[str, str], collection: str) -> str | None:
@@ -230,10 +230,7 @@ def read_quote_vectors(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> di
 # ---------------------------------------------------------------- writes (inside the ingest transaction)
 
 def record_embedder(conn: sqlite3.Connection, name: str, dim: int) -> None:
-    conn.executemany(
-        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [("embed_model", name), ("embed_dim", str(dim))],
-    )
+    conn.executemany(_UPSERT_META, [("embed_model", name), ("embed_dim", str(dim))])
 
 
 def bump_index_version(conn: sqlite3.Connection) -> int:
@@ -251,8 +248,7 @@ def set_base_url(conn: sqlite3.Connection, collection: str, url: str) -> bool:
     """Store the collection's base URL (already checked by links.check_base_url); True when it changed."""
     if read_base_url(conn, collection) == url:
         return False
-    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                 (BASE_URL_KEY + collection, url))
+    conn.execute(_UPSERT_META, (BASE_URL_KEY + collection, url))
     return True
 
 
