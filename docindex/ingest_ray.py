@@ -44,7 +44,8 @@ from .ingest import IngestReport, ingest
 from .ingest_read import Embedded, FileResult, embed_in_slices, read_file
 
 EXTRA = "ray-ingest"
-FILES_PER_BATCH = 4             # files per map_batches call: small, so work spreads evenly and streams
+FILES_PER_BATCH = 4             # files per map_batches call: small, so results stream
+BLOCKS_PER_WORKER = 16          # Ray Data blocks (one actor task each) per actor: see _RayPrepare
 START_ATTEMPTS = 3              # a new local Ray that timed out starting is retried (see _connected)
 CONNECT_TIMEOUT_S = 5.0         # a HOST:PORT that does not answer this fast is reported unreachable
 # Passed to every worker so the driver and the workers resolve the same model file.
@@ -168,24 +169,37 @@ class _RayPrepare:
         items = [{"work": pickle.dumps((c, known.get(c.source), force, max_bytes))} for c in candidates]
         if not items:
             return
-        dataset: ray.data.Dataset = ray.data.from_items(items, override_num_blocks=min(len(items), 4 * self.workers))
+        blocks = min(len(items), BLOCKS_PER_WORKER * self.workers)
+        dataset: ray.data.Dataset = ray.data.from_items(items, override_num_blocks=blocks)
         if self.gpus:       # read and chunk on CPUs, embed on GPUs
             readers = max(1, min(self.workers, self.cpus))
             dataset = dataset.map_batches(_Reader, batch_size=FILES_PER_BATCH, num_cpus=1,
-                                          compute=ray.data.ActorPoolStrategy(size=readers))
+                                          compute=_pool(readers))
             dataset = dataset.map_batches(_GpuEmbedder, batch_size=FILES_PER_BATCH, num_gpus=1,
                                           fn_constructor_kwargs={"quotes": self.quotes},
-                                          compute=ray.data.ActorPoolStrategy(size=self.gpus))
+                                          compute=_pool(self.gpus))
         else:               # one actor per CPU does both: nothing crosses the object store twice
             dataset = dataset.map_batches(_Worker, batch_size=FILES_PER_BATCH, num_cpus=1,
                                           fn_constructor_kwargs={"quotes": self.quotes},
-                                          compute=ray.data.ActorPoolStrategy(size=self.workers))
+                                          compute=_pool(self.workers))
         try:
             for row in dataset.iter_rows():
                 result, vectors = pickle.loads(row["out"])
                 yield result, vectors
         except RayError as exc:
             raise IngestError(f"a Ray worker failed; nothing was written: {_first_line(exc)}") from None
+
+
+def _pool(size: int) -> Any:
+    """`size` actors, each sent one block at a time. A block is one actor task; with Ray Data's
+    default of 2 in flight per actor and 4 blocks per actor, the blocks were as good as dealt out
+    at the start, and on half the PostgreSQL manual (583 files, 2 actors) one actor sat idle for
+    the last ~20 of 126 s while the other finished its share (stop 31's CPU timeline in
+    KNOWN_LIMITATIONS.md). 16 smaller blocks per actor, each given to whichever actor is free,
+    bound that tail by one block."""
+    import ray.data
+
+    return ray.data.ActorPoolStrategy(size=size, max_tasks_in_flight_per_actor=1)
 
 
 class _Worker:
