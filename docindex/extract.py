@@ -168,6 +168,7 @@ _CHROME = ", ".join((
     "div.navheader", "div.navfooter",                   # DocBook (the PostgreSQL manual)
     "div.sphinxsidebar", "div.related", "div.footer",   # Sphinx (the Python docs)
     "div#footer",                                       # AsciiDoc (git's manual pages)
+    "dialog", "[role=dialog]", "[role=alertdialog]",    # modals: search boxes, keyboard-shortcut tables
 ))
 
 # Link-dense blocks: navigation whatever a generator calls it (menus, breadcrumbs, "on this page"

@@ -94,6 +94,9 @@ def test_html_heading_permalinks_are_not_text(tmp_path):
     '<nav><ul><li>Docs</li><li>Blog</li></ul></nav>',
     '<footer><p>Made with a generator</p></footer>',
     '<div role="search"><p>Search this site</p></div>',
+    # MkDocs' search and keyboard-shortcut modals ("Documentation search", "Next page n")
+    '<div class="modal" role="dialog"><h3>Documentation search</h3><p>Next page</p><p>n</p></div>',
+    '<dialog><p>Press / to search</p></dialog>',
 ])
 def test_html_page_chrome_is_not_text(tmp_path, chrome):
     path = tmp_path / "page.html"
