@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from deployments.engines.base import Message, Prompt
 from deployments.passage import Passage
+from docindex.quotable import CLIP_MARK
 
 REFUSAL_SENTENCE = "I can't answer that from the provided documents."
 """The one refusal sentence: the Gate returns it, the model is told to say it,
@@ -81,7 +82,7 @@ def _clip(text: str, limit: int) -> str:
         return text
     cut = text[:limit]
     space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut) + " …"
+    return (cut[:space] if space > limit // 2 else cut) + CLIP_MARK     # the extractive engine does not quote it
 
 
 def build_prompt(question: str, passages: Sequence[Passage], limits: PromptLimits,

@@ -134,6 +134,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     continue            # the tail of a sentence cut by chunking, or cut off its line above
                 if _is_question(raw):
                     continue                                    # a question answers nothing
+                if CLIPPED_SKIPPED and raw.rstrip().endswith(CLIP_MARK) and end >= len(text.rstrip()):
+                    continue            # cut by the prompt's clip: "… limit a user to a maximum of 60 requests per …"
                 sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
                 if raw.rstrip().endswith(":") and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
@@ -143,6 +145,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
                     elif b + 1 < len(blocks) and blocks[b + 1].kind == "code":
                         sentence = _with_code(sentence, _inline_code(text, blocks[b + 1]))
+                    elif BARE_LEAD_INS_SKIPPED:
+                        continue        # "… provides the following credentials:" with nothing after it
                 sentence = _first_sentence(sentence)
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
@@ -150,6 +154,17 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         sentence = f"{term}: {sentence}"        # "random.choice(seq): Return a random element …"
                     found.append(Candidate(n, start, sentence))
     return found
+
+
+# A sentence cut off by the prompt's clip (deployments/prompt.py ends a clipped passage with CLIP_MARK)
+# is not quoted: "For example, you might want to limit a user to a maximum of 60 requests per …" (Django
+# REST framework's throttling page). False: the rule before (evals/extractive_levers.py).
+CLIPPED_SKIPPED = True
+CLIP_MARK = " …"
+# A sentence that introduces what follows ("If successfully authenticated, TokenAuthentication provides
+# the following credentials:") is quoted with its list or code; when neither follows in the passage,
+# not at all: alone it promises what it does not say. False: quoted alone, as before.
+BARE_LEAD_INS_SKIPPED = True
 
 
 def _is_question(raw: str) -> bool:

@@ -23,6 +23,12 @@ three and hurts none; the test halves are not opened here.
   (`replace ( string text, from text, to text ) → text`, PostgreSQL's function tables) is a
   term its next paragraph defines, like `os.makedirs(…)`; the shipped rule skips every line
   with "→" (examples, `repeat('Pg', 4) → PgPgPgPg`, have one too).
+- `clipped sentences quoted` / `bare lead-ins quoted` (stop 31; shipped: neither is quoted): a
+  sentence cut off by the prompt's 900-character clip ("… a maximum of 60 requests per …"), and a
+  sentence that introduces a list or code ("… provides the following credentials:") with neither
+  after it in the passage.
+
+    python -m evals.extractive_levers shipped "before stop 31"    # some rows only: printed, not written
 """
 from __future__ import annotations
 
@@ -181,6 +187,10 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"length {w:g} + rank bonus {r:g}", {"length": w, "rank_bonus": r}) for w in (0.1, 0.15) for r in (0.05, 0.1)],
     # the passages the answer is given: chunks by convex score fusion (cosine share a), not RRF
     *[(f"passages by convex {a:g}", {"convex": a}) for a in (0.7, 0.8)],
+    # stop 31 (shipped: neither is quoted): a sentence cut by the prompt's clip, a lead-in with nothing after it
+    ("before stop 31", {"clipped": False, "lead_ins": False}),
+    ("clipped sentences quoted", {"clipped": False}),
+    ("bare lead-ins quoted", {"lead_ins": False}),
 ]
 
 
@@ -212,7 +222,9 @@ def main() -> int:
         with _setting(X, "_stems", _suffix_stems if lever.get("stems") else None), \
                 _setting(X, "NEAR_DUPLICATE", lever.get("near_duplicate")), \
                 _setting(quotable, "SIGNATURE_TERMS", lever.get("signatures")), \
-                _setting(quotable, "COMMENTED_CODE", lever.get("commented_code")):
+                _setting(quotable, "COMMENTED_CODE", lever.get("commented_code")), \
+                _setting(quotable, "CLIPPED_SKIPPED", lever.get("clipped")), \
+                _setting(quotable, "BARE_LEAD_INS_SKIPPED", lever.get("lead_ins")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

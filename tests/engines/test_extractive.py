@@ -363,3 +363,23 @@ def test_a_chunk_cut_after_a_list_items_marker_does_not_end_a_sentence_with_it()
     joined = [c.text for c in candidates([Passage("b.md", "It serves that index as is (relative to where you ran "
                                                           "`make run`); 3.", 0.5)])]
     assert joined == ["It serves that index as is (relative to where you ran `make run`)"]
+
+
+def test_a_sentence_cut_by_the_prompts_clip_is_not_quoted() -> None:
+    text = ("Throttling limits the rate of requests a client can make. For example, you might want to limit "
+            "a user to a maximum of 60 requests per minute and 1000 requests per day.")
+    clipped = build_prompt("How do I limit requests?", [Passage("t.html", text, 0.5)], PromptLimits(1, 100)).passages
+    assert clipped[0].text.endswith(" …")
+    assert [c.text for c in candidates(clipped)] == ["Throttling limits the rate of requests a client can make"]
+    assert len(candidates([Passage("t.html", text, 0.5)])) == 2      # whole, both are quotable
+
+
+def test_a_lead_in_is_quoted_with_what_it_introduces_or_not_at_all() -> None:
+    bare = ("Token authentication is for client-server setups. If successfully authenticated, "
+            "TokenAuthentication provides the following credentials:")
+    listed = bare + "\n\n- request.user will be a Django User instance.\n- request.auth will be a Token instance.\n"
+    assert [c.text for c in candidates([Passage("a.html", bare, 0.5)])] == [
+        "Token authentication is for client-server setups"]
+    assert [c.text for c in candidates([Passage("a.html", listed, 0.5)])][1] == (
+        "If successfully authenticated, TokenAuthentication provides the following credentials: "
+        "request.user will be a Django User instance; request.auth will be a Token instance")
