@@ -10,12 +10,13 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 2
+READING_VERSION = 3
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
 the chunks older rules made. 2: stop 30 (page chrome, tiny sections, Markdown comments,
-reStructuredText, MDX, table rows, terms)."""
+reStructuredText, MDX, table rows, terms). 3: stop 31 (HTML dialogs are page chrome; a lead-in
+with nothing after it has no quote vector)."""
 
 
 @dataclass(frozen=True)
