@@ -157,7 +157,7 @@ _BLOCK = {
 }
 
 
-_PERMALINKS = "a.headerlink, a.hash-link, a.anchor-link"
+_PERMALINKS = "a.headerlink, a.hash-link, a.anchor-link, .viewcode-link, .viewcode-back"   # + Sphinx "[source]"
 # Page chrome that documentation generators put around the text: navigation bars, sidebars,
 # footers, search boxes. Kept, each became a chunk of its own ("Prev | Up | Home | Next",
 # "Next topic: copy — Shallow and deep copy operations", "Part of the git(1) suite") whose
@@ -221,7 +221,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(text)
-    for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#": not the page's text
+    for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#", "[source]": not text
         permalink.decompose()
     if drop_chrome:
         for chrome in tree.css(_CHROME):

@@ -144,9 +144,14 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
                     elif b + 1 < len(blocks) and blocks[b + 1].kind == "code":
-                        sentence = _with_code(sentence, _inline_code(text, blocks[b + 1]))
+                        carried = _with_code(sentence, _inline_code(text, blocks[b + 1]))
+                        if carried == sentence and LEAD_INS_WITHOUT_CODE_SKIPPED:
+                            continue    # "… then create_user should be defined as:" and a 20-line class
+                        sentence = carried
                     elif BARE_LEAD_INS_SKIPPED:
                         continue        # "… provides the following credentials:" with nothing after it
+                if POINTERS_SKIPPED and _POINTER.match(sentence):
+                    continue            # "See Gunicorn's deployment documentation for additional tips"
                 sentence = _first_sentence(sentence)
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
@@ -156,15 +161,16 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
     return found
 
 
-# A sentence cut off by the prompt's clip (deployments/prompt.py ends a clipped passage with CLIP_MARK)
-# is not quoted: "For example, you might want to limit a user to a maximum of 60 requests per …" (Django
-# REST framework's throttling page). False: the rule before (evals/extractive_levers.py).
-CLIPPED_SKIPPED = True
+# Stop 31's rules (evals/extractive_levers.py; False: the rule before). Not quoted: a sentence cut off
+# by the prompt's clip, which ends a passage with CLIP_MARK ("… a maximum of 60 requests per …");
+# a lead-in with neither list nor code after it ("… provides the following credentials:"); a sentence
+# that only sends the reader elsewhere ("See Gunicorn's deployment documentation for additional tips").
+# Tried, not shipped: a lead-in whose code is too long to carry ("… should be defined as:" over a
+# 20-line class) not quoted either: the Python dev half lost an evidence string (26 -> 25 of 60).
+CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED, LEAD_INS_WITHOUT_CODE_SKIPPED = True, True, True, False
 CLIP_MARK = " …"
-# A sentence that introduces what follows ("If successfully authenticated, TokenAuthentication provides
-# the following credentials:") is quoted with its list or code; when neither follows in the passage,
-# not at all: alone it promises what it does not say. False: quoted alone, as before.
-BARE_LEAD_INS_SKIPPED = True
+_POINTER = re.compile(r"^(?:see|refer to|for (?:more|further|additional) (?:information|details|examples)\b[^,]*,\s*see)\b",
+                      re.IGNORECASE)
 
 
 def _is_question(raw: str) -> bool:

@@ -26,7 +26,9 @@ three and hurts none; the test halves are not opened here.
 - `clipped sentences quoted` / `bare lead-ins quoted` (stop 31; shipped: neither is quoted): a
   sentence cut off by the prompt's 900-character clip ("… a maximum of 60 requests per …"), and a
   sentence that introduces a list or code ("… provides the following credentials:") with neither
-  after it in the passage.
+  after it in the passage; `pointers quoted` (shipped: not quoted): "See X for additional tips";
+  `lead-ins without their code quoted` (shipped: quoted): tried skipping a lead-in whose code is
+  too long to carry, not shipped (Python dev evidence 26 -> 25).
 
     python -m evals.extractive_levers shipped "before stop 31"    # some rows only: printed, not written
 """
@@ -188,9 +190,11 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     # the passages the answer is given: chunks by convex score fusion (cosine share a), not RRF
     *[(f"passages by convex {a:g}", {"convex": a}) for a in (0.7, 0.8)],
     # stop 31 (shipped: neither is quoted): a sentence cut by the prompt's clip, a lead-in with nothing after it
-    ("before stop 31", {"clipped": False, "lead_ins": False}),
+    ("before stop 31", {"clipped": False, "lead_ins": False, "code_lead_ins": False, "pointers": False}),
     ("clipped sentences quoted", {"clipped": False}),
     ("bare lead-ins quoted", {"lead_ins": False}),
+    ("lead-ins without their code quoted", {"code_lead_ins": False}),
+    ("pointers quoted", {"pointers": False}),
 ]
 
 
@@ -224,7 +228,9 @@ def main() -> int:
                 _setting(quotable, "SIGNATURE_TERMS", lever.get("signatures")), \
                 _setting(quotable, "COMMENTED_CODE", lever.get("commented_code")), \
                 _setting(quotable, "CLIPPED_SKIPPED", lever.get("clipped")), \
-                _setting(quotable, "BARE_LEAD_INS_SKIPPED", lever.get("lead_ins")):
+                _setting(quotable, "BARE_LEAD_INS_SKIPPED", lever.get("lead_ins")), \
+                _setting(quotable, "LEAD_INS_WITHOUT_CODE_SKIPPED", lever.get("code_lead_ins")), \
+                _setting(quotable, "POINTERS_SKIPPED", lever.get("pointers")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

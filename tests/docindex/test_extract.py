@@ -75,11 +75,14 @@ def test_unreadable_files_raise_with_a_reason(tmp_path, name, content, reason):
 
 
 def test_html_heading_permalinks_are_not_text(tmp_path):
-    """Sphinx and MkDocs put a "¶" link after every heading and definition term."""
+    """Sphinx and MkDocs put a "¶" link after every heading and definition term; Sphinx's viewcode
+    a "[source]" link after an API entry (Django's docs: "class CharField(max_length=None)(source)")."""
     path = tmp_path / "random.html"
     path.write_text(
         '<html><body><h1>random<a class="headerlink" href="#random" title="Permalink">¶</a></h1><dl>'
-        '<dt id="random.choice">random.choice(seq)<a class="headerlink" href="#random.choice">¶</a></dt>'
+        '<dt id="random.choice">random.choice(seq)<a class="reference internal" href="_modules/random.html">'
+        '<span class="viewcode-link"><span class="pre">[source]</span></span></a>'
+        '<a class="headerlink" href="#random.choice">¶</a></dt>'
         '<dd><p>Return a random element.</p></dd></dl></body></html>')
     summary = [(b.kind, b.text) for b in extract(path).blocks]
     assert summary == [("heading", "random"), ("para", "random.choice(seq)"), ("para", "Return a random element.")]

@@ -353,7 +353,7 @@ def test_a_commented_command_is_quoted_whole_or_not_at_all() -> None:
                                   "SELECT 1; -- one\nSELECT 2;"])
 def test_a_long_example_or_one_that_would_read_as_a_citation_or_a_fence_is_not_carried(code: str) -> None:
     found = [c.text for c in candidates([Passage("p.md", f"Run the whole example below:\n\n```\n{code}\n```\n", 0.5)])]
-    assert found == ["Run the whole example below"]
+    assert found == ["Run the whole example below"]     # LEAD_INS_WITHOUT_CODE_SKIPPED: tried, not shipped
 
 
 def test_a_chunk_cut_after_a_list_items_marker_does_not_end_a_sentence_with_it() -> None:
@@ -383,3 +383,12 @@ def test_a_lead_in_is_quoted_with_what_it_introduces_or_not_at_all() -> None:
     assert [c.text for c in candidates([Passage("a.html", listed, 0.5)])][1] == (
         "If successfully authenticated, TokenAuthentication provides the following credentials: "
         "request.user will be a Django User instance; request.auth will be a Token instance")
+
+
+@pytest.mark.parametrize("pointer", ["See Gunicorn's deployment documentation for additional tips.",
+                                     "Refer to the FAQ for the details of every option.",
+                                     "For more information on middleware, see the middleware documentation."])
+def test_a_sentence_that_only_points_elsewhere_is_not_quoted(pointer: str) -> None:
+    text = f"Gunicorn is a pure-Python WSGI server for UNIX. {pointer} Seed data can be loaded with fixtures."
+    assert [c.text for c in candidates([Passage("g.html", text, 0.5)])] == [
+        "Gunicorn is a pure-Python WSGI server for UNIX", "Seed data can be loaded with fixtures"]
