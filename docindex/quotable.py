@@ -169,8 +169,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
 # 20-line class) not quoted either: the Python dev half lost an evidence string (26 -> 25 of 60).
 CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED, LEAD_INS_WITHOUT_CODE_SKIPPED = True, True, True, False
 CLIP_MARK = " …"
-_POINTER = re.compile(r"^(?:see|refer to|for (?:more|further|additional) (?:information|details|examples)\b[^,]*,\s*see)\b",
-                      re.IGNORECASE)
+_POINTER = re.compile(r"^(?:see|refer to|for (?:more|further|additional) (?:information|details|examples)"
+                      r"\b[^,]*,\s*see)\b", re.IGNORECASE)
 
 
 def _is_question(raw: str) -> bool:
