@@ -15,8 +15,9 @@ READING_VERSION = 3
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
 the chunks older rules made. 2: stop 30 (page chrome, tiny sections, Markdown comments,
-reStructuredText, MDX, table rows, terms). 3: stop 31 (HTML dialogs are page chrome; a lead-in
-with nothing after it has no quote vector)."""
+reStructuredText, MDX, table rows, terms). 3: stop 31 (HTML dialogs and Sphinx's "[source]" links are
+not text; Markdown tables are embedded as plain rows; a lead-in with nothing after it has no
+quote vector)."""
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,7 @@
 Sizes are in tokenizer tokens, because real markdown (code, URLs) has far
 more tokens per word than prose. A chunk's embedded text is its heading path
 plus its body and must fit the embedder's window (256 tokens for MiniLM).
-Code blocks are never split unless one alone exceeds the window; then it is
-cut on line boundaries and each piece is re-fenced.
+Code blocks are never split unless one alone exceeds the window (then on lines, re-fenced).
 
 Chunks stand on their own: a piece of a section shorter than
 MIN_CHUNK_CHARS (a lone code fence such as `make run`, a one-line lead-in)
@@ -26,9 +25,9 @@ the text), and otherwise joins the section before it. Every other chunk keeps
 the anchor of the section it comes from.
 
 What is embedded and what BM25 scores is `embed_text`: the heading path
-(document title › section headings) on its own line, then the body. The
-stored and displayed `text` is the body alone; the path is shown separately
-as `title`.
+(document title › section headings) on its own line, then the body, its
+Markdown tables as plain rows (table_rows.py). The stored and displayed
+`text` is the body alone, as written; the path is shown separately as `title`.
 """
 from __future__ import annotations
 
@@ -38,6 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .extract import Block
+from .table_rows import plain_tables
 
 MAX_TOKENS = 256        # the embedder's window, special tokens included
 OVERLAP_TOKENS = 32     # carried from the end of one piece of a section into the next
@@ -63,7 +63,7 @@ class Chunk:
     @property
     def embed_text(self) -> str:
         """What the embedder and BM25 see: the heading path gives the body its context."""
-        return f"{self.title}\n{self.text}"
+        return f"{self.title}\n{plain_tables(self.text)}"
 
 
 # ---------------------------------------------------------------- slugs

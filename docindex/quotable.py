@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .sentences import Unit, split_sentences, unit_sentence_spans, units
+from .table_rows import row_text
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
 _MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
@@ -88,11 +89,6 @@ def _balanced(text: str) -> str:
     return text
 
 
-def _row_text(raw: str) -> str:
-    cells = [c.strip() for c in raw.strip().strip("|").split("|")]
-    return "" if all(re.fullmatch(r":?-{2,}:?", c) or not c for c in cells) else " — ".join(c for c in cells if c)
-
-
 def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                max_items: int = 8) -> list[Candidate]:
     """Sentences worth quoting: prose, list items and table rows (never headings;
@@ -136,7 +132,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     continue                                    # a question answers nothing
                 if CLIPPED_SKIPPED and raw.rstrip().endswith(CLIP_MARK) and end >= len(text.rstrip()):
                     continue            # cut by the prompt's clip: "… limit a user to a maximum of 60 requests per …"
-                sentence = clean_sentence(_row_text(raw) if unit.kind == "row" else raw)
+                sentence = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
                 if raw.rstrip().endswith(":") and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
@@ -333,7 +329,7 @@ def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[st
         if u.kind != kind or len(out) >= limit:
             break
         raw = text[u.start:u.end]
-        line = _first_sentence(clean_sentence(_row_text(raw) if kind == "row" else raw))
+        line = _first_sentence(clean_sentence(row_text(raw) if kind == "row" else raw))
         if line:
             out.append(line)
     return out

@@ -1,0 +1,30 @@
+"""Markdown tables are embedded as plain rows; the displayed text keeps them as written."""
+from __future__ import annotations
+
+from docindex.chunking import Chunk
+from docindex.table_rows import plain_tables, row_text
+
+TABLE = ("Tools it serves:\n\n| Tool | Purpose |\n|------|:-------:|\n| `fs_list` | List the entries of a directory |\n"
+         "| `fs_read` | Read a UTF-8 text file |\n\nEvery path is confined to the root.")
+
+
+def test_a_table_reads_as_plain_rows_and_everything_else_as_written() -> None:
+    assert plain_tables(TABLE) == ("Tools it serves:\n\nTool — Purpose\n`fs_list` — List the entries of a directory\n"
+                                   "`fs_read` — Read a UTF-8 text file\n\nEvery path is confined to the root.")
+
+
+def test_pipes_that_are_no_table_are_text() -> None:
+    """A syntax synopsis (`| ALL |`), one row without a separator, a shell pipe: as written."""
+    for text in ("SELECT [ ALL | DISTINCT ]\n| ALL |", "| a | b |\n| c | d |", "cat x | grep y", "|"):
+        assert plain_tables(text) == text
+
+
+def test_the_chunk_embeds_plain_rows_but_shows_the_table() -> None:
+    chunk = Chunk(0, 2, "tools", ("filesystem-mcp", "Tools"), TABLE)
+    assert chunk.text == TABLE
+    assert chunk.embed_text.startswith("filesystem-mcp › Tools\nTools it serves:\n\nTool — Purpose\n")
+    assert "|" not in chunk.embed_text
+
+
+def test_a_separator_row_is_nothing_and_cells_join_with_a_dash() -> None:
+    assert row_text("|---|:---:|") == "" and row_text("| a |  | b |") == "a — b"
