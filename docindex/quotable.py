@@ -100,6 +100,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
     found: list[Candidate] = []
     for n, text in enumerate(texts, start=1):
         blocks = units(text)
+        if CLIPPED_SKIPPED and text.endswith(CLIP_MARK) and blocks and blocks[-1].kind != "prose":
+            blocks = blocks[:-1]        # an item, row or code block cut by the prompt's clip: carried by nothing
         for b, unit in enumerate(blocks):
             if unit.kind == "code" and COMMENTED_CODE:
                 found += [Candidate(n, start, sentence) for start, sentence in _commented_code(text, unit)
@@ -132,7 +134,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     continue                                    # a question answers nothing
                 if CLIPPED_SKIPPED and raw.rstrip().endswith(CLIP_MARK) and end >= len(text.rstrip()):
                     continue            # cut by the prompt's clip: "… limit a user to a maximum of 60 requests per …"
-                sentence = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
+                sentence = alone = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
                 if raw.rstrip().endswith(":") and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
@@ -146,7 +148,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         sentence = carried
                     elif BARE_LEAD_INS_SKIPPED:
                         continue        # "… provides the following credentials:" with nothing after it
-                if POINTERS_SKIPPED and _POINTER.match(sentence):
+                if POINTERS_SKIPPED and sentence == alone and _POINTER.match(sentence):
                     continue            # "See Gunicorn's deployment documentation for additional tips"
                 sentence = _first_sentence(sentence)
                 words = len(sentence.split())
@@ -165,8 +167,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
 # 20-line class) not quoted either: the Python dev half lost an evidence string (26 -> 25 of 60).
 CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED, LEAD_INS_WITHOUT_CODE_SKIPPED = True, True, True, False
 CLIP_MARK = " …"
-_POINTER = re.compile(r"^(?:see|refer to|for (?:more|further|additional) (?:information|details|examples)"
-                      r"\b[^,]*,\s*see)\b", re.IGNORECASE)
+_POINTER = re.compile(r"^(?:see(?![-\w])(?!\s+(?:that|whether|if|how)\b)|refer to\b(?!.*\b(?:as|by)\b)"
+                      r"|for (?:more|further|additional) (?:information|details|examples)\b[^,]*,\s*see\b)",
+                      re.IGNORECASE)
 
 
 def _is_question(raw: str) -> bool:

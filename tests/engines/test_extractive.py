@@ -392,3 +392,32 @@ def test_a_sentence_that_only_points_elsewhere_is_not_quoted(pointer: str) -> No
     text = f"Gunicorn is a pure-Python WSGI server for UNIX. {pointer} Seed data can be loaded with fixtures."
     assert [c.text for c in candidates([Passage("g.html", text, 0.5)])] == [
         "Gunicorn is a pure-Python WSGI server for UNIX", "Seed data can be loaded with fixtures"]
+
+
+@pytest.mark.parametrize("sentence", ["See-through caching stores every response in the cache.",
+                                      "See that the cache backend is configured before enabling throttles.",
+                                      "Refer to a related field with a double underscore, as in author__name."])
+def test_a_sentence_that_starts_like_a_pointer_but_says_something_is_quoted(sentence: str) -> None:
+    assert [c.text for c in candidates([Passage("c.html", sentence, 0.5)])] == [sentence.rstrip(".")]
+
+
+def test_a_pointer_that_carries_its_list_is_quoted_with_it() -> None:
+    text = "See the following options for throttling:\n\n- rate sets the allowed rate.\n- scope names the cache key.\n"
+    assert [c.text for c in candidates([Passage("o.html", text, 0.5)])][0] == (
+        "See the following options for throttling: rate sets the allowed rate; scope names the cache key")
+
+
+@pytest.mark.parametrize("tail", [
+    "| user | limits a user to a maximum of 60 requests per minute |",               # a table row
+    "- `scope` names the cache key that the throttle uses for each user",              # a list item
+    "```python\nREST_FRAMEWORK = {'DEFAULT_THROTTLE_RATES': {'anon': '100/day'}}\n```",  # code
+])
+def test_nothing_cut_by_the_prompts_clip_is_carried_by_another_sentence(tail: str) -> None:
+    head = {"|": "The throttles:\n\n| Name | Meaning |\n|---|---|\n| anon | limits anonymous users to 100 a day |\n",
+            "-": "Set the following options:\n\n- `rate` sets the allowed number of requests per period\n",
+            "`": "Set the rates as follows:\n\n"}[tail[0]]
+    text = head + tail
+    clipped = build_prompt("q", [Passage("t.html", text, 0.5)], PromptLimits(1, len(text) - 12)).passages[0].text
+    assert clipped.endswith(" …")
+    quoted = " ".join(c.text for c in candidates([Passage("t.html", clipped, 0.5)]))
+    assert "…" not in quoted and ("maximum" not in quoted and "cache key" not in quoted and "anon'" not in quoted)
