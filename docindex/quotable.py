@@ -1,19 +1,17 @@
 """The sentences of a chunk worth quoting, the same at ingest and at answer time.
 
 The extractive engine (deployments/engines/extractive.py) answers with
-sentences of the retrieved passages, verbatim but cleaned of Markdown: prose,
-list items and table rows, never code or headings on their own; a sentence
-that introduces a list carries the list's items, one that introduces a short
-code example carries the code on one line; a definition's first sentence
-carries its term. `candidates` makes them from passage texts.
+sentences of the retrieved passages, verbatim but cleaned of Markdown: prose, list items and
+table rows, never code, headings or a table's header row on their own; a sentence that introduces
+a list carries its items, one that introduces a short code example the code on one line; a
+definition's first sentence carries its term. `candidates` makes them from passage texts.
 
 Scoring a sentence needs its MiniLM vector, ~10-15 ms each on one core: most
 of an answer's time when it is made per request. Ingest makes them once
-instead (`quotable_texts` of each chunk, embedded with the chunk; table
-`quote_vectors`, docindex/store.py), keyed by `quote_key` of the text, and the
-index serves them with the passages (MCP tool `quote_vectors`). A key is a
-hash of the exact text, so a vector is only ever used for the sentence it was
-made from: a changed rule here makes old keys miss, never mislead.
+instead (`quotable_texts` of each chunk, embedded with the chunk; table `quote_vectors`,
+docindex/store.py), keyed by `quote_key` of the text, and the index serves them with the passages
+(MCP tool `quote_vectors`). A key is a hash of the exact text, so a vector is only ever used for
+the sentence it was made from: a changed rule here makes old keys miss, never mislead.
 """
 from __future__ import annotations
 
@@ -119,6 +117,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         table = clean_sentence(f"{rows[0]}: {'; '.join(rows[1:])}")
                         if min_words <= len(table.split()) <= max_words:
                             found.append(Candidate(n, unit.start, table))
+                after = blocks[b + 1] if b + 1 < len(blocks) else None
+                if after is not None and after.kind == "row" and not row_text(text[after.start:after.end]):
+                    spans = []          # a header row ("command — what runs") leads its table, never alone
             else:
                 spans = unit_sentence_spans(text, unit)
                 if QUESTIONS_WHOLE and unit.kind == "prose" and 1 < len(spans) <= 2 \

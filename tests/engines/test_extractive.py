@@ -421,3 +421,11 @@ def test_nothing_cut_by_the_prompts_clip_is_carried_by_another_sentence(tail: st
     assert clipped.endswith(" …")
     quoted = " ".join(c.text for c in candidates([Passage("t.html", clipped, 0.5)]))
     assert "…" not in quoted and ("maximum" not in quoted and "cache key" not in quoted and "anon'" not in quoted)
+
+
+def test_a_tables_header_row_leads_the_table_but_is_not_quoted_alone() -> None:
+    text = ("| command | what runs |\n|---|---|\n| `make run` | the service on 127.0.0.1:8000 |\n"
+            "| `make test` | the install and the tests |\n")
+    found = [c.text for c in candidates([Passage("r.md", text, 0.5)])]
+    assert "command — what runs" not in found
+    assert found[0].startswith("command — what runs: `make run` — the service")
