@@ -6,11 +6,10 @@ table rows, never code, headings or a table's header row on their own; a sentenc
 a list carries its items, one that introduces a short code example the code on one line; a
 definition's first sentence carries its term. `candidates` makes them from passage texts.
 
-Scoring a sentence needs its MiniLM vector, ~10-15 ms each on one core: most
-of an answer's time when it is made per request. Ingest makes them once
-instead (`quotable_texts` of each chunk, embedded with the chunk; table `quote_vectors`,
-docindex/store.py), keyed by `quote_key` of the text, and the index serves them with the passages
-(MCP tool `quote_vectors`). A key is a hash of the exact text, so a vector is only ever used for
+Scoring a sentence needs its MiniLM vector, ~10-15 ms each on one core: most of an answer's time when it is
+made per request. Ingest makes them once instead (`quotable_texts` of each chunk, embedded with the chunk;
+table `quote_vectors`, docindex/store.py), keyed by `quote_key` of the text, and the index serves them with
+the passages (MCP tool `quote_vectors`). A key is a hash of the exact text, so a vector is only ever used for
 the sentence it was made from: a changed rule here makes old keys miss, never mislead.
 """
 from __future__ import annotations
@@ -144,8 +143,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
                     elif b + 1 < len(blocks) and blocks[b + 1].kind == "code":
                         carried = _with_code(sentence, _inline_code(text, blocks[b + 1]))
-                        if carried == sentence and LEAD_INS_WITHOUT_CODE_SKIPPED:
-                            continue    # "… then create_user should be defined as:" and a 20-line class
+                        if carried == sentence and LEAD_INS_WITHOUT_CODE_SKIPPED and (
+                                LEAD_INS_WITHOUT_CODE_SKIPPED is True or _DEICTIC.search(sentence)):
+                            continue    # "In that file add the following CSS:" and a 12-line stylesheet
                         sentence = carried
                     elif BARE_LEAD_INS_SKIPPED:
                         continue        # "… provides the following credentials:" with nothing after it
@@ -160,17 +160,17 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
     return found
 
 
-# Stop 31's rules (evals/extractive_levers.py; False: the rule before). Not quoted: a sentence cut off
-# by the prompt's clip, which ends a passage with CLIP_MARK ("… a maximum of 60 requests per …");
-# a lead-in with neither list nor code after it ("… provides the following credentials:"); a sentence
-# that only sends the reader elsewhere ("See Gunicorn's deployment documentation for additional tips").
-# Tried, not shipped: a lead-in whose code is too long to carry ("… should be defined as:" over a
-# 20-line class) not quoted either: the Python dev half lost an evidence string (26 -> 25 of 60).
-CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED, LEAD_INS_WITHOUT_CODE_SKIPPED = True, True, True, False
+# Stop 31's rules (evals/extractive_levers.py; False: the rule before). Not quoted: a sentence cut off by the prompt's
+# clip, which ends a passage with CLIP_MARK ("… a maximum of 60 requests per …"); a lead-in with neither list nor code
+# after it ("… provides the following credentials:"); a pointer ("See Gunicorn's … documentation for additional tips");
+# a lead-in pointing at code too long to carry ("deictic": "… add the following CSS:"; True, any lead-in whose code is
+# not carried, cost the Python dev half an evidence string: "… should be defined as:" over a 20-line class).
+CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED = True, True, True
+LEAD_INS_WITHOUT_CODE_SKIPPED: bool | str = "deictic"
+_DEICTIC = re.compile(r"\b(?:following|below|as follows|like this|like so)\b", re.IGNORECASE)
 CLIP_MARK = " …"
 _POINTER = re.compile(r"^(?:see(?![-\w])(?!\s+(?:that|whether|if|how)\b)|refer to\b(?!.*\b(?:as|by)\b)"
-                      r"|for (?:more|further|additional) (?:information|details|examples)\b[^,]*,\s*see\b)",
-                      re.IGNORECASE)
+                      r"|for (?:more|further|additional) (?:information|details|examples)\b[^,]*,\s*see\b)", re.I)
 
 
 def _is_question(raw: str) -> bool:

@@ -27,8 +27,10 @@ three and hurts none; the test halves are not opened here.
   sentence cut off by the prompt's 900-character clip ("… a maximum of 60 requests per …"), and a
   sentence that introduces a list or code ("… provides the following credentials:") with neither
   after it in the passage; `pointers quoted` (shipped: not quoted): "See X for additional tips";
-  `lead-ins without their code skipped` (shipped: quoted): tried skipping a lead-in whose code is
-  too long to carry, not shipped (Python dev evidence 26 -> 25).
+  `lead-ins without their code skipped, all` / `… quoted`: a lead-in whose code is too long
+  to carry; shipped: skipped only when it points at it ("the following", "below", "as follows":
+  "In that file add the following CSS:"), neutral on the dev data; skipping all of them cost the
+  Python dev half an evidence string (26 -> 25).
 
     python -m evals.extractive_levers shipped "before stop 31"    # some rows only: printed, not written
 """
@@ -193,7 +195,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("before stop 31", {"clipped": False, "lead_ins": False, "code_lead_ins": False, "pointers": False}),
     ("clipped sentences quoted", {"clipped": False}),
     ("bare lead-ins quoted", {"lead_ins": False}),
-    ("lead-ins without their code skipped (not shipped)", {"code_lead_ins": True}),
+    ("lead-ins without their code skipped, all (not shipped)", {"code_lead_ins": True}),
+    ("lead-ins without their code quoted (before the deictic rule)", {"code_lead_ins": False}),
     ("pointers quoted", {"pointers": False}),
 ]
 

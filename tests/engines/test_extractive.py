@@ -352,8 +352,8 @@ def test_a_commented_command_is_quoted_whole_or_not_at_all() -> None:
                                   "make run   # on CPU\nserve run gpu.yaml", "x = 1  // one\ny = 2",
                                   "SELECT 1; -- one\nSELECT 2;"])
 def test_a_long_example_or_one_that_would_read_as_a_citation_or_a_fence_is_not_carried(code: str) -> None:
-    found = [c.text for c in candidates([Passage("p.md", f"Run the whole example below:\n\n```\n{code}\n```\n", 0.5)])]
-    assert found == ["Run the whole example below"]     # LEAD_INS_WITHOUT_CODE_SKIPPED: tried, not shipped
+    found = [c.text for c in candidates([Passage("p.md", f"Run the whole example:\n\n```\n{code}\n```\n", 0.5)])]
+    assert found == ["Run the whole example"]           # not pointing at it ("below"): quoted alone
 
 
 def test_a_chunk_cut_after_a_list_items_marker_does_not_end_a_sentence_with_it() -> None:
@@ -429,3 +429,11 @@ def test_a_tables_header_row_leads_the_table_but_is_not_quoted_alone() -> None:
     found = [c.text for c in candidates([Passage("r.md", text, 0.5)])]
     assert "command — what runs" not in found
     assert found[0].startswith("command — what runs: `make run` — the service")
+
+
+def test_a_lead_in_pointing_at_code_too_long_to_carry_is_not_quoted_but_a_plain_one_is() -> None:
+    css = "\n".join(f".rst-content .rubric-{i} {{ color: red; }}" for i in range(10))
+    pointing = f"Create a file named extra.css. In that file add the following CSS:\n\n```css\n{css}\n```\n"
+    plain = f"Create a range partitioned table:\n\n```sql\n{css}\n```\n"
+    assert [c.text for c in candidates([Passage("a.md", pointing, 0.5)])] == ["Create a file named extra.css"]
+    assert [c.text for c in candidates([Passage("b.md", plain, 0.5)])] == ["Create a range partitioned table"]
