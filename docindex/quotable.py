@@ -135,7 +135,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 if CLIPPED_SKIPPED and raw.rstrip().endswith(CLIP_MARK) and end >= len(text.rstrip()):
                     continue            # cut by the prompt's clip: "… limit a user to a maximum of 60 requests per …"
                 sentence = alone = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
-                if raw.rstrip().endswith(":") and end == unit.end:
+                next_kind = blocks[b + 1].kind if b + 1 < len(blocks) else ""  # "… add the following CSS." + code
+                points = raw.rstrip().endswith(".") and next_kind in ("code", "item", "row") and _DEICTIC.search(raw)
+                if (raw.rstrip().endswith(":") or points) and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
                     items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
@@ -185,11 +187,10 @@ TERM_MAX_WORDS, TERM_MAX_CHARS = 8, 100
 # pages list examples as a command line over its explanation, and "git cherry-pick -n master~1 next"
 # was quoted by itself, as an answer to "What does git cherry-pick do?". False: the rule before.
 TERMS_WITH_THEIR_TEXT_ONLY = True
-# A call or operator signature with its return type is a term too: `replace ( string text, from text,
-# to text ) → text`, `jsonb ->> text → text` (PostgreSQL's function tables). No quotes or digits: an
-# example (`repeat('Pg', 4) → PgPgPgPg`) has them. Measured on the dev halves (stop 28,
-# evals/results/extractive-levers.json): PostgreSQL dev evidence in answer 27 -> 30 of 60,
-# Python dev and the cMCP tune half unchanged. False: the rule before (evals/extractive_levers.py).
+# A call or operator signature with its return type is a term too: `replace ( string text, from text, to text ) → text`,
+# `jsonb ->> text → text` (PostgreSQL's function tables). No quotes or digits: an example (`repeat('Pg', 4) → PgPgPgPg`)
+# has them. Measured on the dev halves (stop 28, evals/results/extractive-levers.json): PostgreSQL dev evidence in
+# answer 27 -> 30 of 60, Python dev and the cMCP tune half unchanged. False: the rule before.
 SIGNATURE_TERMS = True
 SIGNATURE_MAX_WORDS = 16
 _SIGNATURE = re.compile(r"^[^'\"\d\n→]+ → [^'\"\d\n→]+$")
@@ -246,8 +247,7 @@ def _term_line(line: str) -> str:
     return term
 
 
-# Up to this many term lines in a row make one term (`_term`). False: the line before only (the rule
-# before stop 30).
+# Up to this many term lines in a row make one term (`_term`). False: the line before only (before stop 30).
 MULTI_LINE_TERMS = True
 MAX_TERM_LINES = 4
 

@@ -437,3 +437,11 @@ def test_a_lead_in_pointing_at_code_too_long_to_carry_is_not_quoted_but_a_plain_
     plain = f"Create a range partitioned table:\n\n```sql\n{css}\n```\n"
     assert [c.text for c in candidates([Passage("a.md", pointing, 0.5)])] == ["Create a file named extra.css"]
     assert [c.text for c in candidates([Passage("b.md", plain, 0.5)])] == ["Create a range partitioned table"]
+
+
+def test_a_sentence_ending_in_a_full_stop_that_points_at_code_carries_it() -> None:
+    text = "Create extra.css next to your pages. In that file add the following CSS.\n\n```\nh1 {\n  color: red;\n}\n```\n"
+    assert [c.text for c in candidates([Passage("c.html", text, 0.5)])] == [
+        "Create extra.css next to your pages", "In that file add the following CSS: `h1 { color: red; }`"]
+    prose = "The following options exist. Each one is described below.\n\nSome prose follows here.\n"
+    assert len(candidates([Passage("p.html", prose, 0.5)])) == 3      # not a lead-in: nothing to carry
