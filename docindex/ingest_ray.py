@@ -45,7 +45,7 @@ from .ingest_read import Embedded, FileResult, embed_in_slices, read_file
 
 EXTRA = "ray-ingest"
 FILES_PER_BATCH = 4             # files per map_batches call: small, so results stream
-BLOCKS_PER_WORKER = 16          # Ray Data blocks (one actor task each) per actor: see _RayPrepare
+BLOCKS_PER_WORKER = 16          # Ray Data blocks (one actor task each) per actor: see _pool
 START_ATTEMPTS = 3              # a new local Ray that timed out starting is retried (see _connected)
 CONNECT_TIMEOUT_S = 5.0         # a HOST:PORT that does not answer this fast is reported unreachable
 # Passed to every worker so the driver and the workers resolve the same model file.

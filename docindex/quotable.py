@@ -100,12 +100,13 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
         if CLIPPED_SKIPPED and text.endswith(CLIP_MARK) and blocks and blocks[-1].kind != "prose":
             blocks = blocks[:-1]        # an item, row or code block cut by the prompt's clip: carried by nothing
         for b, unit in enumerate(blocks):
+            after = blocks[b + 1] if b + 1 < len(blocks) else None     # the unit right after this one
             if unit.kind == "code" and COMMENTED_CODE:
                 found += [Candidate(n, start, sentence) for start, sentence in _commented_code(text, unit)
                           if min_words <= len(sentence.split()) <= max_words]
             if unit.kind in ("code", "heading"):
                 continue
-            if TERMS_WITH_THEIR_TEXT_ONLY and b + 1 < len(blocks) and blocks[b + 1].kind == "prose" \
+            if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
                     and _term(text, blocks, b + 1):
                 continue                                        # quoted with the text it names, not alone
             if unit.kind == "row":
@@ -116,7 +117,6 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         table = clean_sentence(f"{rows[0]}: {'; '.join(rows[1:])}")
                         if min_words <= len(table.split()) <= max_words:
                             found.append(Candidate(n, unit.start, table))
-                after = blocks[b + 1] if b + 1 < len(blocks) else None
                 if after is not None and after.kind == "row" and not row_text(text[after.start:after.end]):
                     spans = []          # a header row ("command — what runs") leads its table, never alone
             else:
@@ -135,16 +135,16 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 if CLIPPED_SKIPPED and raw.rstrip().endswith(CLIP_MARK) and end >= len(text.rstrip()):
                     continue            # cut by the prompt's clip: "… limit a user to a maximum of 60 requests per …"
                 sentence = alone = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
-                next_kind = blocks[b + 1].kind if b + 1 < len(blocks) else ""  # "… add the following CSS." + code
-                points = raw.rstrip().endswith(".") and next_kind in ("code", "item", "row") and _DEICTIC.search(raw)
+                points = (raw.rstrip().endswith(".") and after is not None and after.kind in ("code", "item", "row")
+                          and _DEICTIC.search(raw))                   # "… add the following CSS." + code
                 if (raw.rstrip().endswith(":") or points) and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
                     items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
-                    elif b + 1 < len(blocks) and blocks[b + 1].kind == "code":
-                        carried = _with_code(sentence, _inline_code(text, blocks[b + 1]))
+                    elif after is not None and after.kind == "code":
+                        carried = _with_code(sentence, _inline_code(text, after))
                         if carried == sentence and LEAD_INS_WITHOUT_CODE_SKIPPED and (
                                 LEAD_INS_WITHOUT_CODE_SKIPPED is True or _DEICTIC.search(sentence)):
                             continue    # "In that file add the following CSS:" and a 12-line stylesheet

@@ -9,6 +9,7 @@ provide?", 0.592 as plain rows).
 """
 from __future__ import annotations
 
+import itertools
 import re
 
 _SEPARATOR_CELL = re.compile(r":?-{2,}:?")
@@ -28,17 +29,11 @@ def is_row(line: str) -> bool:
 def plain_tables(text: str) -> str:
     """`text` with each Markdown table (two or more row lines in a row, one of them a separator
     row) as plain rows, one a line; every other line as it is."""
-    lines = text.split("\n")
     out: list[str] = []
-    i = 0
-    while i < len(lines):
-        j = i
-        while j < len(lines) and is_row(lines[j]):
-            j += 1
-        run = lines[i:j]
-        if len(run) >= 2 and any(not row_text(line) for line in run):
-            out += [row for row in (row_text(line) for line in run) if row]
+    for rows, group in itertools.groupby(text.split("\n"), key=is_row):
+        run = list(group)
+        if rows and len(run) >= 2 and any(not row_text(line) for line in run):
+            out += [row for row in map(row_text, run) if row]
         else:
-            out += run or [lines[i]]
-        i = max(j, i + 1)
+            out += run
     return "\n".join(out)
