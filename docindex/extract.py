@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import bounds
+from . import bounds, markdown_html
 from .blocks import Block, BlockKind, Extracted
 from .bounds import UnreadableFile
 from .mdx import mdx_to_markdown, without_comments
@@ -64,11 +64,19 @@ def parse_markdown(text: str) -> Extracted:
 
     def flush() -> None:
         if any(line.strip() for line in para):
-            blocks.append(Block("para", _reference_links_as_text("\n".join(para)).strip("\n")))
+            text = markdown_html.without_inline_tags("\n".join(para))
+            blocks.append(Block("para", _reference_links_as_text(text).strip("\n")))
         para.clear()
 
     in_comment = False
+    html: list[str] | None = None
     for line in text.splitlines():
+        if html is not None:
+            if markdown_html.continues_block(html, line):
+                html.append(line)
+                continue
+            blocks.extend(_html_blocks(html))
+            html = None
         if code is not None:
             code.append(line)
             stripped = line.strip()
@@ -87,6 +95,10 @@ def parse_markdown(text: str) -> Extracted:
             fence = fence_match.group(1)
             code = [line]
             continue
+        if markdown_html.starts_block(line):
+            flush()
+            html = [line]
+            continue
         if heading := _ATX.match(line):
             flush()
             blocks.append(Block("heading", clean_inline(heading.group(2) or ""), len(heading.group(1))))
@@ -102,11 +114,18 @@ def parse_markdown(text: str) -> Extracted:
         para.append(line)
     if code is not None:  # unterminated fence: keep it as code anyway
         blocks.append(Block("code", "\n".join(code)))
+    if html is not None:
+        blocks.extend(_html_blocks(html))
     flush()
     title = metadata.get("title") if isinstance(metadata.get("title"), str) else None
     if title is None:
         title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1 and b.text), None)
     return Extracted(title, blocks, metadata)
+
+
+def _html_blocks(lines: list[str]) -> list[Block]:
+    """Raw HTML in Markdown (docindex/markdown_html.py)."""
+    return markdown_html.html_block(lines, lambda text: _parse_html(text, drop_chrome=False).blocks)
 
 
 def _is_list_item(line: str) -> bool:

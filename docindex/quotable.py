@@ -1,10 +1,9 @@
 """The sentences of a chunk worth quoting, the same at ingest and at answer time.
 
-The extractive engine (deployments/engines/extractive.py) answers with
-sentences of the retrieved passages, verbatim but cleaned of Markdown: prose, list items and
-table rows, never code, headings or a table's header row on their own; a sentence that introduces
-a list carries its items, one that introduces a short code example the code on one line; a
-definition's first sentence carries its term. `candidates` makes them from passage texts.
+The extractive engine (deployments/engines/extractive.py) answers with sentences of the retrieved passages,
+verbatim but cleaned of Markdown: prose, list items and table rows, never code, headings or a table's header
+row on their own; a sentence that introduces a list carries its items, one that introduces a short code
+example the code on one line; a definition's first sentence carries its term. `candidates` makes them.
 
 Scoring a sentence needs its MiniLM vector, ~10-15 ms each on one core: most of an answer's time when it is
 made per request. Ingest makes them once instead (`quotable_texts` of each chunk, embedded with the chunk;
@@ -38,6 +37,7 @@ _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 # their `**` and `__`: "object.__repr__(self)" was quoted as "object.repr(self)".
 _VERBATIM = re.compile(r"`[^`\n]+`|(?<![\w*])__[A-Za-z0-9]\w*?__(?![\w*])|[A-Za-z0-9]+__\w+")
 _DANGLING_MARKER = re.compile(r"[;,]\s+\d{1,3}[.)]$")   # "…; 3.": the next item's marker, cut from its text
+_QUOTED_LINE = re.compile(r"\n[ \t]*(?:>[ \t]?)+")          # a blockquote's wrapped line: "visible to\n> any user"
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _strip_emphasis(text: str) -> str:
 def clean_sentence(raw: str) -> str:
     """Markdown scaffolding off a sentence: links to their text, list/heading
     markers, emphasis, stray brackets; its final punctuation removed."""
-    text = _LINK.sub(r"\1", _CHECKBOX.sub("", raw))
+    text = _LINK.sub(r"\1", _CHECKBOX.sub("", _QUOTED_LINE.sub("\n", raw)))
     text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
     text = _MARKER_LIKE.sub("", text)                                                      # a footnote's [1] is not
     text = _LEAD.sub("", text)

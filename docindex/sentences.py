@@ -25,8 +25,12 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s+|$)")     # "3." alone: a chunk 
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _ROW = re.compile(r"^\s*\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# A full stop followed by a lower-case word or an en or em dash ("e.g. the", "TLS?\" — no") ends nothing.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_`]*\s+(?![a-z\u2013\u2014])")
+# A full stop followed by a lower-case word or an en or em dash ("e.g. the", "TLS?\" — no") ends nothing,
+# nor does one that closes a Latin abbreviation ("the default driver (i.e. `bridge`) has", Docker's manual).
+_ABBREVIATIONS = r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bE\.g\.)(?<!\bI\.e\.)(?<!\bcf\.)(?<!\bvs\.)"
+_SENTENCE_END = re.compile(r"(?<=[.!?])" + _ABBREVIATIONS + r"[\"')\]*_`]*\s+(?![a-z\u2013\u2014])")
+# A line that is only a blockquote marker ("> **Warning:**" / ">" / "> It is not …") ends a paragraph.
+_QUOTE_BLANK = re.compile(r"^\s*(?:>\s*)+$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ def units(text: str) -> list[Unit]:
         if in_code:
             current = ("code", current[1] if current else start, end)
             continue
-        if not line.strip():
+        if not line.strip() or _QUOTE_BLANK.match(line):
             close()
             continue
         kind: UnitKind | None = ("heading" if _HEADING.match(line) else "row" if _ROW.match(line)
@@ -117,10 +121,11 @@ def _lstrip(text: str, start: int, end: int) -> int:
 CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
 # An answer's sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
 _ANSWER_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
-# What follows a full stop in lower case or as an en or em dash continues the sentence,
-# unless a citation closed it ("… [1]. fs_read …"). The page (static/index.html,
-# splitSentences) applies the same rule.
+# What follows a full stop in lower case or as an en or em dash continues the sentence, as does anything
+# after "e.g." / "i.e." / "cf." / "vs.", unless a citation closed it ("… [1]. fs_read …"). The page
+# (serve_app/static/index.html, splitSentences) applies the same rule.
 _CONTINUES = re.compile(r"[a-z\u2013\u2014]")
+_ABBREVIATED_END = re.compile(r"\b(?:[eE]\.g|[iI]\.e|cf|vs)\.$")
 _CITED_END = re.compile(r"\]\s*[.!?]+$")
 _LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
 
@@ -130,8 +135,9 @@ def split_sentences(answer: str) -> list[str]:
     on the sentence it closes."""
     parts: list[str] = []
     for part in _ANSWER_SENTENCE_END.split(answer.strip()):
-        if parts and _CONTINUES.match(part) and not _CITED_END.search(parts[-1]):
-            parts[-1] += " " + part          # "e.g. the …", "TLS?\" — no …": not a sentence end
+        if parts and (_CONTINUES.match(part) or _ABBREVIATED_END.search(parts[-1])) \
+                and not _CITED_END.search(parts[-1]):
+            parts[-1] += " " + part          # "e.g. the …", "i.e. `bridge`", "TLS?\" — no …": not a sentence end
         elif part.strip():
             parts.append(part)
     sentences: list[str] = []

@@ -143,3 +143,20 @@ def test_markdown_comments_and_link_definitions_are_not_text_and_reference_links
         ("para", "The `require()` function loads  addons; see the\nguide.\nA pattern `[A-Za-z][A-Za-z0-9]*` is code."),
         ("code", "```html\n<!-- kept: code -->\n```"),
         ("para", "[^1]: A footnote is text.")]
+
+
+def test_raw_html_in_markdown_is_read_as_html_and_its_tables_as_markdown_tables(tmp_path):
+    """Docker's run reference quoted "</td> </tr> <tr> <td> <span …>" from its restart-policy table."""
+    path = tmp_path / "run.md"
+    path.write_text(
+        "# Run\n\n<p align=\"center\"><img src=\"logo.png\"></p>\n\nPress <kbd>q</kbd> to quit, not `<kbd>`, <name>.\n"
+        "Policies:\n<table>\n  <thead><tr><th>Policy</th><th>Result</th></tr></thead>\n  <tbody>\n"
+        "    <tr>\n      <td><strong>on-failure</strong></td>\n      <td>\n        Restart on a non-zero exit.\n"
+        "      </td>\n    </tr>\n  </tbody>\n</table>\n\n<details>\n<summary>More</summary>\n\n- a list\n\n"
+        "</details>\n\n<pre>\nx = 1\n\ny = 2\n</pre>\nafter\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("heading", "Run"),
+        ("para", "Press q to quit, not `<kbd>`, <name>.\nPolicies:"),     # inline tags: their text
+        ("para", "| Policy | Result |\n|---|---|\n| on-failure | Restart on a non-zero exit. |"),
+        ("para", "More"), ("para", "- a list"),
+        ("code", "```\nx = 1\n\ny = 2\n```"), ("para", "after")]

@@ -11,6 +11,7 @@ from deployments.engines.registry import engine_class
 from deployments.errors import ConfigError
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE, PromptLimits, build_prompt
+from docindex.sentences import split_sentences
 
 PASSAGES = [
     Passage("README.md", "# cMCP\n\ncMCP is a C11 SDK for the Model Context Protocol. Its only runtime dependency "
@@ -165,6 +166,20 @@ def test_a_lower_case_word_after_a_full_stop_does_not_end_the_sentence() -> None
     found = [c.text for c in candidates([Passage("a.md", "Pick a backend, e.g. the vLLM engine on a GPU node. "
                                                          "Then restart it.", 0.5)])]
     assert found[0] == "Pick a backend, e.g. the vLLM engine on a GPU node"
+
+
+def test_an_abbreviation_ends_no_sentence_and_a_blockquotes_markers_are_not_quoted() -> None:
+    """Docker's manual: "(i.e. `bridge`) has" was quoted from its middle, and a wrapped
+    blockquote as "visible to > any user"; the answer's sentences are split the same way."""
+    text = ("When creating a network, the default driver (i.e. `bridge`) has\nadditional options that can be "
+            "passed.\n\n> **Warning:**\n>\n> Do not use build-time variables for secrets like\n> github keys. "
+            "Build-time variable values are visible to\n> any user of the image.\n")
+    found = [c.text for c in candidates([Passage("a.md", text, 0.5)])]
+    assert found == ["When creating a network, the default driver (i.e. `bridge`) has additional options that can be "
+                     "passed", "Do not use build-time variables for secrets like github keys",
+                     "Build-time variable values are visible to any user of the image"]
+    assert split_sentences("The driver (i.e. `bridge`) has options [1]. See cf. Figure 2 [2].") == [
+        "The driver (i.e. `bridge`) has options [1].", "See cf. Figure 2 [2]."]
 
 
 async def test_sentence_vectors_are_cached_and_bounded(monkeypatch) -> None:

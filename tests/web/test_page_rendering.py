@@ -104,6 +104,7 @@ SENTENCE_CASES = [
     "No full stop at all [1]",
     "e.g. this... and that. [4]",
     "See e.g. the docs [1]. Should it? — no [2]. fs_read works [3]. Done. ok then.] fine. Ends (see [x]). here",
+    "The default driver (i.e. `bridge`) has options [1]. Compare cf. Figure 2, vs. Figure 3 [2]. Done e.g. [3]. Next.",
 ]
 
 
