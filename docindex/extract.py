@@ -29,6 +29,7 @@ __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "pars
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_QUOTE = re.compile(r"^ {0,3}(?:>[ \t]?)+")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 
 
@@ -70,7 +71,13 @@ def parse_markdown(text: str) -> Extracted:
 
     in_comment = False
     html: list[str] | None = None
+    code_quoted = False
     for line in text.splitlines():
+        # A blockquote's content is Markdown too (a "> **Note**" box may hold a fenced example): read
+        # without its markers, so "> ```console" opens code; code opened outside a quote keeps its "> ".
+        quote = _QUOTE.match(line) if code is None or code_quoted else None
+        if quote:
+            line = line[quote.end():]
         if html is not None:
             if markdown_html.continues_block(html, line):
                 html.append(line)
@@ -93,17 +100,17 @@ def parse_markdown(text: str) -> Extracted:
         if fence_match := _FENCE.match(line):
             flush()
             fence = fence_match.group(1)
-            code = [line]
+            code, code_quoted = [line], bool(quote)
             continue
         if markdown_html.starts_block(line):
             flush()
             html = [line]
             continue
-        if heading := _ATX.match(line):
+        if not quote and (heading := _ATX.match(line)):
             flush()
             blocks.append(Block("heading", clean_inline(heading.group(2) or ""), len(heading.group(1))))
             continue
-        if _SETEXT.match(line) and len(para) == 1 and para[0].strip() and not _is_list_item(para[0]):
+        if not quote and _SETEXT.match(line) and len(para) == 1 and para[0].strip() and not _is_list_item(para[0]):
             level = 1 if line.strip().startswith("=") else 2
             blocks.append(Block("heading", clean_inline(para[0].strip()), level))
             para.clear()

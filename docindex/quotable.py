@@ -88,12 +88,11 @@ def _balanced(text: str) -> str:
 
 def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                max_items: int = 8) -> list[Candidate]:
-    """Sentences worth quoting: prose, list items and table rows (never headings;
-    code only as a comment with the code it describes, `_commented_code`), of a
-    readable length. A sentence that introduces a list ("…
-    four tools:") carries the list's items with it, or the short code example
-    that follows it (`_inline_code`). A passage's first sentence
-    that starts in lower case is the tail of a sentence cut by chunking: skipped."""
+    """Sentences worth quoting: prose, list items and table rows (never headings; code only as a comment
+    with the code it describes, `_commented_code`), of a readable length. A sentence that introduces a
+    list ("… four tools:") carries the list's items with it, or the short code example that follows it
+    (`_inline_code`). A passage's first sentence that starts in lower case is the tail of a sentence cut
+    by chunking: skipped."""
     found: list[Candidate] = []
     for n, text in enumerate(texts, start=1):
         blocks = units(text)
@@ -141,6 +140,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
                     items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
+                    items = items if kind != "row" or len(items) > 1 else []    # a header row alone is no table
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
                     elif after is not None and after.kind == "code":

@@ -160,3 +160,17 @@ def test_raw_html_in_markdown_is_read_as_html_and_its_tables_as_markdown_tables(
         ("para", "| Policy | Result |\n|---|---|\n| on-failure | Restart on a non-zero exit. |"),
         ("para", "More"), ("para", "- a list"),
         ("code", "```\nx = 1\n\ny = 2\n```"), ("para", "after")]
+
+
+def test_a_blockquotes_content_is_markdown_without_its_markers(tmp_path):
+    """Docker's "> **Note**" boxes hold fenced examples: "> ```console" opens code, and the example was
+    quoted as a sentence. Code opened outside a quote keeps its "> " lines; a quoted "## " is no section."""
+    path = tmp_path / "run.md"
+    path.write_text("# Run\n\n> **Note**\n>\n> If you set the `--rm` flag, Docker removes\n> the volumes. For example:\n"
+                    ">\n> ```console\n> $ docker run --rm busybox\n> ```\n>\n> ## Not a section\n\n"
+                    "```sql\n> SELECT 1;\n```\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("heading", "Run"), ("para", "**Note**"),
+        ("para", "If you set the `--rm` flag, Docker removes\nthe volumes. For example:"),
+        ("code", "```console\n$ docker run --rm busybox\n```"), ("para", "## Not a section"),
+        ("code", "```sql\n> SELECT 1;\n```")]

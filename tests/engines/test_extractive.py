@@ -182,6 +182,16 @@ def test_an_abbreviation_ends_no_sentence_and_a_blockquotes_markers_are_not_quot
         "The driver (i.e. `bridge`) has options [1].", "See cf. Figure 2 [2]."]
 
 
+def test_a_lead_in_whose_table_was_clipped_to_its_header_is_not_quoted() -> None:
+    """Docker: "Docker supports the following restart policies: Policy — Result" (the rows clipped)."""
+    text = ("Docker supports the following restart policies:\n\n| Policy | Result |\n|---|---|\n"
+            "| no | Do not automatically restart the container. |")
+    found = [c.text for c in candidates([Passage("a.md", text, 0.5)])]
+    assert found[0] == "Docker supports the following restart policies: Policy — Result; no — Do not automatically " \
+                       "restart the container"
+    assert [c.text for c in candidates([Passage("a.md", text.rsplit("\n", 1)[0], 0.5)])] == []
+
+
 async def test_sentence_vectors_are_cached_and_bounded(monkeypatch) -> None:
     from deployments.engines import extractive
 
