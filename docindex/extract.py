@@ -132,7 +132,7 @@ def parse_markdown(text: str) -> Extracted:
 
 def _html_blocks(lines: list[str]) -> list[Block]:
     """Raw HTML in Markdown (docindex/markdown_html.py)."""
-    return markdown_html.html_block(lines, lambda text: _parse_html(text, drop_chrome=False).blocks)
+    return _parse_html("\n".join(lines), drop_chrome=False).blocks
 
 
 def _is_list_item(line: str) -> bool:
@@ -283,6 +283,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                     blocks.append(Block("code", f"```\n{code}\n```"))
             elif tag == "br":
                 buffer.append("\n")
+            elif tag == "table" and (table := markdown_html.markdown_table(child)):
+                flush()
+                blocks.append(Block("para", table))
             elif tag in _BLOCK:
                 flush()
                 walk(child)
