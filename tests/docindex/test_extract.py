@@ -174,3 +174,21 @@ def test_a_blockquotes_content_is_markdown_without_its_markers(tmp_path):
         ("para", "If you set the `--rm` flag, Docker removes\nthe volumes. For example:"),
         ("code", "```console\n$ docker run --rm busybox\n```"), ("para", "## Not a section"),
         ("code", "```sql\n> SELECT 1;\n```")]
+
+
+def test_an_html_data_table_reads_as_a_markdown_table_and_a_layout_table_as_before(tmp_path):
+    """Node.js's version-history tables were separate paragraphs, quoted as terms ("v12.12.0, Added in:
+    v12.12.0: Enable …"); PostgreSQL's function tables hold a signature, its text and an example per
+    cell, which the signature-term rule reads: they stay paragraphs."""
+    path = tmp_path / "page.html"
+    path.write_text(
+        "<html><body><h1>cli</h1><table><tr><th>Version</th><th>Changes</th></tr>"
+        "<tr><td>v15.11.0</td><td><p>This API is no longer experimental.</p></td></tr></table>"
+        "<table><tr><th>Function</th></tr><tr><td><p><code>upper ( text ) → text</code></p>"
+        "<p>Converts the string to all upper case.</p></td></tr></table>"
+        "<table><tr><td>one row</td><td>only</td></tr></table></body></html>")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("heading", "cli"),
+        ("para", "| Version | Changes |\n|---|---|\n| v15.11.0 | This API is no longer experimental. |"),
+        ("para", "Function"), ("para", "upper ( text ) → text"), ("para", "Converts the string to all upper case."),
+        ("para", "one row"), ("para", "only")]
