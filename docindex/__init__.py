@@ -3,7 +3,9 @@
     discover.py    which files an ingest reads: links kept inside the paths, regular files only
     bounds.py      per-file bounds: size checked before reading, non-blocking reads, block lengths
     blocks.py      Block / Extracted: what every reader produces
-    extract.py     files → blocks (headings, paragraphs, code): Markdown, text, HTML; pdf.py: PDF
+    extract.py     files → blocks (headings, paragraphs, code): the readers by suffix, plain text
+    markdown_reader.py  Markdown: fences, blockquotes, raw HTML blocks, comments and link definitions
+    html_reader.py  HTML: page chrome dropped, data tables as Markdown tables; pdf.py: PDF
     chunking.py    blocks → chunks: heading paths, GitHub slugs, token-sized pieces with overlap
     embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)
     minilm.py      the default embedder: the re-quantized MiniLM when it passes quantize.py's check

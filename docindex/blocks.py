@@ -1,6 +1,6 @@
 """What every reader produces: a title and a flat list of blocks.
 
-Kept apart from the readers (extract.py, pdf.py) so that each reader depends
+Kept apart from the readers (markdown_reader.py, html_reader.py, extract.py, pdf.py) so that each reader depends
 on these types, not on the other readers (no extract <-> pdf import cycle).
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ MDX is Markdown with JavaScript around it. Left in, the JavaScript becomes text 
 nothing a user asks: module imports and exports, `{/* comments */}`, lines that only open or
 close a component (`<Tabs groupId="os">`, `</TabItem>`), and Docusaurus admonition fences
 (`:::tip Title` … `:::`). They are removed outside code blocks; the text inside components,
-and an admonition's title, stay. The result goes through the Markdown reader (extract.py).
+and an admonition's title, stay. The result goes through the Markdown reader (markdown_reader.py).
 """
 from __future__ import annotations
 

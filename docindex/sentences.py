@@ -135,8 +135,8 @@ def split_sentences(answer: str) -> list[str]:
     on the sentence it closes."""
     parts: list[str] = []
     for part in _ANSWER_SENTENCE_END.split(answer.strip()):
-        if parts and (_CONTINUES.match(part) or _ABBREVIATED_END.search(parts[-1])) \
-                and not _CITED_END.search(parts[-1]):
+        if parts and (_CONTINUES.match(part) or _ABBREVIATED_END.search(parts[-1])
+                      and not _LEADING_CITATIONS.match(part)) and not _CITED_END.search(parts[-1]):
             parts[-1] += " " + part          # "e.g. the …", "i.e. `bridge`", "TLS?\" — no …": not a sentence end
         elif part.strip():
             parts.append(part)

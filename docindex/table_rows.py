@@ -13,11 +13,13 @@ import itertools
 import re
 
 _SEPARATOR_CELL = re.compile(r":?-{2,}:?")
+_CELL_SEPARATOR = re.compile(r"(?<!\\)\|")         # GFM: "\|" is a pipe inside a cell (`ls \| grep x`)
+_OUTER_PIPES = re.compile(r"^\||(?<!\\)\|$")
 
 
 def row_text(raw: str) -> str:
     """One table row's cells joined by " — "; a separator row (or an empty one) is ""."""
-    cells = [c.strip() for c in raw.strip().strip("|").split("|")]
+    cells = [c.strip().replace("\\|", "|") for c in _CELL_SEPARATOR.split(_OUTER_PIPES.sub("", raw.strip()))]
     return "" if all(_SEPARATOR_CELL.fullmatch(c) or not c for c in cells) else " — ".join(c for c in cells if c)
 
 

@@ -192,3 +192,30 @@ def test_an_html_data_table_reads_as_a_markdown_table_and_a_layout_table_as_befo
         ("para", "| Version | Changes |\n|---|---|\n| v15.11.0 | This API is no longer experimental. |"),
         ("para", "Function"), ("para", "upper ( text ) → text"), ("para", "Converts the string to all upper case."),
         ("para", "one row"), ("para", "only")]
+
+
+@pytest.mark.parametrize("markdown, blocks", [
+    ("<pre>\nx\n</pre>\n## Next\nBody.", [("code", "```\nx\n```"), ("heading", "Next"), ("para", "Body.")]),
+    ("<pre>\n> 1 + 1\n2\n</pre>", [("code", "```\n> 1 + 1\n2\n```")]),             # a REPL's prompts
+    ("> ```\n> code\n\nNormal text.\n\n## Heading", [("code", "```\ncode"), ("para", "Normal text."),
+                                                  ("heading", "Heading")]),          # the quote ends its fence
+    ("Intro line\n> quoted tip\nlazy line", [("para", "Intro line"), ("para", "quoted tip\nlazy line")]),
+    ("<table>\n<tr><td>a</td><td>b</td></tr>\n\n<tr><td>c</td><td>d</td></tr>\n</table>\n\nAfter.",
+     [("para", "| a | b |\n|---|---|\n| c | d |"), ("para", "After.")]),
+    ("<table>\n<tr><td>never closed</td></tr>\n\nText.", [("para", "never closed"), ("para", "Text.")]),
+    ("Line one<br>Line two, <code>ls | wc</code>.", [("para", "Line one Line two, ls | wc.")]),
+    ("<table><tr><th>cmd</th><th>does</th></tr><tr><td><code>ls | wc</code></td><td>counts</td></tr></table>",
+     [("para", "| cmd | does |\n|---|---|\n| ls \\| wc | counts |")]),
+])
+def test_markdown_html_blocks_quotes_and_tables_end_where_a_renderer_ends_them(tmp_path, markdown, blocks):
+    """Found by review: a `<pre>` block ran on past `</pre>`, a quoted fence swallowed the file,
+    blank lines between a table's rows cut it up, `<br>` joined words."""
+    path = tmp_path / "a.md"
+    path.write_text(markdown)
+    assert [(b.kind, b.text) for b in extract(path).blocks] == blocks
+
+
+def test_an_unclosed_pre_block_is_read_in_linear_time(tmp_path):
+    path = tmp_path / "a.md"
+    path.write_text("<pre>\n" + "x\n" * 50_000)
+    assert extract(path).blocks[0].kind == "code"

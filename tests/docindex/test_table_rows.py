@@ -28,3 +28,9 @@ def test_the_chunk_embeds_plain_rows_but_shows_the_table() -> None:
 
 def test_a_separator_row_is_nothing_and_cells_join_with_a_dash() -> None:
     assert row_text("|---|:---:|") == "" and row_text("| a |  | b |") == "a — b"
+
+
+def test_an_escaped_pipe_is_part_of_its_cell() -> None:
+    """GFM: `\\|` inside a cell is a pipe (`ls \\| wc`), as the HTML reader writes a cell's own pipes."""
+    assert row_text("| `ls \\| wc` | counts |") == "`ls | wc` — counts"
+    assert row_text("|---|:--:|") == ""

@@ -1,0 +1,172 @@
+"""HTML pages as blocks: headings, paragraphs, code and data tables, without the page's chrome.
+
+A data table (2+ rows and columns, no cell with more than one paragraph or any other block)
+becomes one paragraph holding a Markdown table, one row a line, so it is chunked, embedded and
+quoted like one (docindex/table_rows.py): "on-failure — Restart only if the container exits
+with a non-zero exit status". Its cells were separate paragraphs, and Node.js's
+version-history tables were quoted as terms: "v12.12.0, Added in: v12.12.0: Enable Source Map
+v3 support for stack traces". A layout table, or PostgreSQL's function tables (a signature, its
+text and an example in one cell, which the signature-term rule reads), is walked as before.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .blocks import Block, Extracted
+
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe", "button", "form"}
+_BLOCK = {
+    "p", "div", "section", "article", "main", "li", "ul", "ol", "table", "tr", "td", "th",
+    "blockquote", "dl", "dt", "dd", "header", "footer", "nav", "aside", "figure",
+    "figcaption", "details", "summary", "hr", "body", "html",
+}
+
+
+_PERMALINKS = "a.headerlink, a.hash-link, a.anchor-link, .viewcode-link, .viewcode-back"   # + Sphinx "[source]"
+# Page chrome that documentation generators put around the text: navigation bars, sidebars,
+# footers, search boxes. Kept, each became a chunk of its own ("Prev | Up | Home | Next",
+# "Next topic: copy — Shallow and deep copy operations", "Part of the git(1) suite") whose
+# heading path matches any question about its page: 17 % of the PostgreSQL manual's chunks
+# and 17 % of the Python docs' were such bodies under 100 characters.
+_CHROME = ", ".join((
+    "nav", "footer", "[role=navigation]", "[role=search]", "[role=contentinfo]", "[role=banner]",
+    "div.navheader", "div.navfooter",                   # DocBook (the PostgreSQL manual)
+    "div.sphinxsidebar", "div.related", "div.footer",   # Sphinx (the Python docs)
+    "div#footer",                                       # AsciiDoc (git's manual pages)
+    "dialog", "[role=dialog]", "[role=alertdialog]",    # modals: search boxes, keyboard-shortcut tables
+))
+
+# Link-dense blocks: navigation whatever a generator calls it (menus, breadcrumbs, "on this page"
+# and "see also" link lists, language bars of links).
+_LINK_BLOCKS = "div, ul, ol, dl, table, p"
+LINK_DENSITY = 0.75     # share of a block's visible characters inside links at which it is navigation
+MIN_LINKS = 3
+
+
+def _link_dense(tree: Any) -> list[Any]:
+    """The outermost blocks of `tree` that are navigation by link density (no heading or code inside)."""
+    found: list[Any] = []
+    ids: set[int] = set()
+    for node in tree.css(_LINK_BLOCKS):
+        if _inside(node, ids) or node.css_first("h1, h2, h3, h4, h5, h6, pre") is not None:
+            continue
+        links = node.css("a")
+        if len(links) < MIN_LINKS:
+            continue
+        total = _visible(node.text(deep=True))
+        if total and sum(_visible(a.text(deep=True)) for a in links) >= LINK_DENSITY * total:
+            found.append(node)
+            ids.add(node.mem_id)
+    return found
+
+
+def _inside(node: Any, ids: set[int]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id in ids:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _visible(text: str | None) -> int:
+    return sum(not c.isspace() for c in text or "")
+
+
+def parse_html(text: str) -> Extracted:
+    """Headings, paragraphs and code of an HTML page, without its chrome (`_CHROME`); a page
+    that is nothing but chrome (a site map inside a <nav>) keeps it rather than lose its text."""
+    extracted = _parse_html(text, drop_chrome=True)
+    if not any(b.kind != "heading" for b in extracted.blocks):
+        return _parse_html(text, drop_chrome=False)
+    return extracted
+
+
+def html_fragment(text: str) -> list[Block]:
+    """The blocks of a piece of HTML inside another format (raw HTML in Markdown), chrome and all."""
+    return _parse_html(text, drop_chrome=False).blocks
+
+
+def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(text)
+    for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#", "[source]": not text
+        permalink.decompose()
+    if drop_chrome:
+        for chrome in tree.css(_CHROME):
+            if chrome.parent is not None:       # not inside chrome already removed
+                chrome.decompose()
+        for navigation in _link_dense(tree):
+            navigation.decompose()
+    title_node = tree.css_first("title")
+    blocks: list[Block] = []
+    buffer: list[str] = []
+
+    def flush() -> None:
+        joined = " ".join("".join(buffer).split())
+        if joined:
+            blocks.append(Block("para", joined))
+        buffer.clear()
+
+    def walk(node: Any) -> None:
+        for child in node.iter(include_text=True):
+            tag = child.tag
+            if tag == "-text":
+                buffer.append(child.text(deep=False) or "")
+            elif tag in _SKIP or tag == "-comment":
+                continue
+            elif tag in _HEADINGS:
+                flush()
+                heading = " ".join((child.text(deep=True, separator=" ") or "").split())
+                blocks.append(Block("heading", heading, _HEADINGS[tag]))
+            elif tag == "pre":
+                flush()
+                code = (child.text(deep=True) or "").strip("\n")
+                if code.strip():
+                    blocks.append(Block("code", f"```\n{code}\n```"))
+            elif tag == "br":
+                buffer.append("\n")
+            elif tag == "table" and (table := markdown_table(child)):
+                flush()
+                blocks.append(Block("para", table))
+            elif tag in _BLOCK:
+                flush()
+                walk(child)
+                flush()
+            else:
+                walk(child)
+
+    root = tree.body or tree.root
+    if root is not None:
+        walk(root)
+    flush()
+    title = " ".join(title_node.text().split()) if title_node is not None else ""
+    if not title:
+        title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
+    return Extracted(title or None, blocks)
+
+
+_CELL_BLOCKS = "div, pre, ul, ol, dl, table, blockquote, h1, h2, h3, h4, h5, h6"
+
+
+def markdown_table(table: Any) -> str:
+    """A data table as a Markdown table (`| a | b |` rows, the first followed by a separator row), or ""
+    for a table that is layout: under 2 rows or 2 columns, or a cell holding more than one paragraph or
+    any other block (PostgreSQL's function tables: signature, description and example in one cell,
+    which the walk reads as a term and its text)."""
+    rows = table.css("tr")
+    if len(rows) < 2 or len(table.css(_CELL_BLOCKS)) > 1:      # css() finds the table itself too
+        return ""
+    lines = []
+    for tr in rows:
+        cells = tr.css("th, td")
+        if any(len(cell.css("p")) > 1 for cell in cells):
+            return ""
+        texts = [" ".join((cell.text(deep=True, separator=" ") or "").split()).replace("|", "\\|") for cell in cells]
+        if any(texts):
+            lines.append("| " + " | ".join(texts) + " |")
+    if len(lines) < 2 or lines[0].count(" | ") < 1:
+        return ""
+    return "\n".join([lines[0], "|" + "---|" * (lines[0].count(" | ") + 1), *lines[1:]])

@@ -1,0 +1,225 @@
+"""Markdown as blocks: headings, paragraphs and code, as a renderer shows them.
+
+Read line by line, not by a CommonMark parser: ATX and setext headings, fenced code, YAML
+front matter (metadata, and the title when it has one). What a renderer never shows is not
+text: HTML comments (Node.js's API docs carry their version history in `<!-- YAML … -->`
+blocks: 15 % of its chunks held one) and link reference definitions (`[v8]: https://v8.dev/`,
+whole chunks of URLs); a reference link reads as its text.
+
+A blockquote's content is Markdown too, read without its `>` markers: Docker's "> **Note**"
+boxes hold fenced examples, which were quoted as sentences. Code opened outside a quote keeps
+its "> " lines (a REPL's prompts), and a quoted fence ends with its quote.
+
+Raw HTML: a line that opens with a block-level tag starts an HTML block (CommonMark's kinds
+1 and 6), which runs to the next blank line; `<pre>` runs to its `</pre>`, and `<table>` to
+its `</table>` across blank lines between rows. The block is read by the HTML reader
+(docindex/html_reader.py: a data table becomes a Markdown table). Read as Markdown its tags
+were text: Docker's run reference was quoted as "</td> </tr> <tr> <td> <span style=…>
+<strong>on-failure</strong>(:max-retries)". Inline tags (`<kbd>`, `<br>`) read as their text.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .blocks import Block, Extracted
+from .html_reader import html_fragment
+from .mdx import without_comments
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_QUOTE = re.compile(r"^ {0,3}(?:>[ \t]?)+")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+_LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+_LINK_DEFINITION = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:\s*\S")     # not a footnote's "[^1]: …"
+_REFERENCE_LINK = re.compile(r"(!?)\[([^\]]+)\]\[[^\]]*\]")
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+
+_HTML_BLOCK = re.compile(
+    r"^ {0,3}</?(?:address|article|aside|blockquote|center|details|dialog|dd|div|dl|dt|figcaption|figure|footer"
+    r"|h[1-6]|header|hr|li|main|nav|ol|p|picture|section|summary|table|tbody|td|tfoot|th|thead|tr|ul|pre)"
+    r"(?:\s|/?>|$)", re.I)
+_PRE_START, _PRE_END = re.compile(r"^\s*<pre(?:\s|>|$)", re.I), re.compile(r"</pre\s*>", re.I)
+_TABLE_START = re.compile(r"^\s*<table(?:\s|>|$)", re.I)
+_TABLE_OPEN, _TABLE_CLOSE = re.compile(r"<table(?:\s|>|$)", re.I), re.compile(r"</table\s*>", re.I)
+# Inline tags a renderer shows as their text ("Press <kbd>q</kbd>"); not a placeholder like `<name>`.
+_INLINE_TAG = re.compile(r"</?(?:a|abbr|b|br|cite|code|del|em|font|i|img|ins|kbd|mark|q|s|samp|small|span|strong"
+                         r"|sub|sup|u|var)(?:\s[^<>]*)?/?>", re.I)
+
+
+def without_inline_tags(text: str) -> str:
+    """`text` with inline HTML tags removed (`<br>` as a space), outside code spans."""
+    if "<" not in text:
+        return text
+
+    def strip(part: str) -> str:
+        return _INLINE_TAG.sub(lambda m: " " if m.group()[1:3].lower() == "br" else "", part)
+
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [strip(text[at:span.start()]), span.group()]
+        at = span.end()
+    return "".join(out) + strip(text[at:])
+
+
+def _reference_links_as_text(line: str) -> str:
+    """`[text][ref]` and `[text][]` → `text` (code spans in the text kept; the text may wrap onto
+    the next line), never inside a code span (`a[i][j]`): the spans are masked while links are found."""
+    masked = _CODE_SPAN.sub(lambda m: "\0" * len(m.group()), line)
+    out, at = [], 0
+    for link in _REFERENCE_LINK.finditer(masked):
+        out += [line[at:link.start()], line[link.start(2):link.end(2)]]
+        at = link.end()
+    return "".join(out) + line[at:]
+
+
+class _HtmlBlock:
+    """A raw HTML block being read: its lines, and whether it is still open."""
+
+    def __init__(self, line: str) -> None:
+        self.lines: list[str] = []
+        self.kind = "pre" if _PRE_START.match(line) else "table" if _TABLE_START.match(line) else "other"
+        self.depth, self.open = 0, True
+        self.add(line, "")
+
+    def add(self, line: str, following: str) -> bool:
+        """Takes `line` if it belongs to the block; False: the block ended before it. `following`:
+        the next non-blank line (a table's rows may have blank lines between them)."""
+        if not line.strip() and self.kind != "pre" and (self.kind == "other" or not following.lstrip().startswith("<")):
+            return False
+        self.lines.append(line)
+        if self.kind == "pre":
+            self.open = not _PRE_END.search(line)
+        elif self.kind == "table":
+            self.depth += len(_TABLE_OPEN.findall(line)) - len(_TABLE_CLOSE.findall(line))
+            self.open = self.depth > 0
+        return True
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.para: list[str] = []
+        self.para_quoted = self.in_comment = self.code_quoted = False
+        self.code: list[str] | None = None
+        self.fence = ""
+        self.html: _HtmlBlock | None = None
+
+    def flush(self) -> None:
+        if any(line.strip() for line in self.para):
+            text = without_inline_tags("\n".join(self.para))
+            self.blocks.append(Block("para", _reference_links_as_text(text).strip("\n")))
+        self.para.clear()
+
+    def end_code(self) -> None:
+        if self.code is not None:
+            self.blocks.append(Block("code", "\n".join(self.code)))
+        self.code = None
+
+    def end_html(self) -> None:
+        if self.html is not None:
+            self.blocks.extend(html_fragment("\n".join(self.html.lines)))
+        self.html = None
+
+    def feed(self, line: str, following: str) -> None:
+        quote = None
+        if self.html is None and (self.code is None or self.code_quoted):
+            if quote := _QUOTE.match(line):
+                line = line[quote.end():]
+        if self.html is not None:
+            if self.html.add(line, following):
+                if not self.html.open:
+                    self.end_html()
+                return
+            self.end_html()
+        if self.code is not None:
+            if not (self.code_quoted and not quote):
+                self.code.append(line)
+                stripped = line.strip()
+                if stripped.startswith(self.fence[0] * len(self.fence)) and set(stripped) <= {self.fence[0]}:
+                    self.end_code()
+                return
+            self.end_code()                     # the blockquote ended, and its code with it
+        if self.in_comment or "<!--" in line:
+            line, self.in_comment = without_comments(line, self.in_comment, "<!--", "-->")
+            if not line.strip():
+                return                          # a line that was only comment
+        if _LINK_DEFINITION.match(line):
+            return
+        if quote and self.para and not self.para_quoted:
+            self.flush()                        # a blockquote interrupts a paragraph
+        if fence := _FENCE.match(line):
+            self.flush()
+            self.fence, self.code, self.code_quoted = fence.group(1), [line], bool(quote)
+            return
+        if _HTML_BLOCK.match(line):
+            self.flush()
+            self.html = _HtmlBlock(line)
+            if not self.html.open:
+                self.end_html()
+            return
+        if not quote and (heading := _ATX.match(line)):
+            self.flush()
+            self.blocks.append(Block("heading", clean_inline(heading.group(2) or ""), len(heading.group(1))))
+            return
+        if not quote and _SETEXT.match(line) and len(self.para) == 1 and self.para[0].strip() \
+                and not _LIST_ITEM.match(self.para[0]):
+            self.blocks.append(Block("heading", clean_inline(self.para[0].strip()), 1 if "=" in line else 2))
+            self.para.clear()
+            return
+        if not line.strip():
+            self.flush()
+            return
+        if not self.para:
+            self.para_quoted = bool(quote)
+        self.para.append(line)
+
+
+def parse_markdown(text: str) -> Extracted:
+    metadata: dict[str, Any] = {}
+    match = _FRONT_MATTER.match(text)
+    if match:
+        metadata = _front_matter(match.group(1))
+        text = text[match.end():]
+    lines = text.splitlines()
+    following = [""] * len(lines)               # the next non-blank line after each one
+    for i in range(len(lines) - 2, -1, -1):
+        following[i] = lines[i + 1] if lines[i + 1].strip() else following[i + 1]
+    reader = _Reader()
+    for line, after in zip(lines, following):
+        reader.feed(line, after)
+    reader.end_code()                           # unterminated fence: kept as code anyway
+    reader.end_html()
+    reader.flush()
+    blocks = reader.blocks
+    title = metadata.get("title") if isinstance(metadata.get("title"), str) else None
+    if title is None:
+        title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1 and b.text), None)
+    return Extracted(title, blocks, metadata)
+
+
+def _front_matter(raw: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    # Only JSON-friendly scalars survive (the metadata column is JSON).
+    return {str(k): v for k, v in data.items() if isinstance(v, (str, int, float, bool))}
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"\*\*|\*|~~|`|(?<!\w)__?|__?(?!\w)")   # snake_case keeps its "_"
+_HTML_TAG = re.compile(r"<[^>]+>")
+
+
+def clean_inline(text: str) -> str:
+    """Heading text as a reader sees it: links, code spans, emphasis and tags removed."""
+    text = _LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    return " ".join(text.split())
