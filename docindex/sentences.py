@@ -126,6 +126,7 @@ _ANSWER_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 # (serve_app/static/index.html, splitSentences) applies the same rule.
 _CONTINUES = re.compile(r"[a-z\u2013\u2014]")
 _ABBREVIATED_END = re.compile(r"\b(?:[eE]\.g|[iI]\.e|cf|vs)\.$")
+_STOP_ONLY = re.compile(r"^\s*[.!?]+[\"')\]]*\s*$")
 _CITED_END = re.compile(r"\]\s*[.!?]+$")
 _LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
 
@@ -144,8 +145,12 @@ def split_sentences(answer: str) -> list[str]:
     for part in parts:
         lead = _LEADING_CITATIONS.match(part)
         if lead and sentences:
+            abbreviated = _ABBREVIATED_END.search(sentences[-1])
             sentences[-1] += " " + lead.group(0).strip()
             part = part[lead.end():]
+            if abbreviated and _STOP_ONLY.match(part):      # "Done e.g. [3]. Next.": the stop closes it
+                sentences[-1] += part.strip()
+                continue
         if part.strip():
             sentences.append(part.strip())
     return sentences
