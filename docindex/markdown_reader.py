@@ -77,16 +77,16 @@ def _reference_links_as_text(line: str) -> str:
 class _HtmlBlock:
     """A raw HTML block being read: its lines, and whether it is still open."""
 
-    def __init__(self, line: str) -> None:
+    def __init__(self, line: str, quoted: bool) -> None:
         self.lines: list[str] = []
         self.kind = "pre" if _PRE_START.match(line) else "table" if _TABLE_START.match(line) else "other"
-        self.depth, self.open = 0, True
-        self.add(line, "")
+        self.depth, self.open, self.quoted = 0, True, quoted     # quoted: opened inside a blockquote
+        self.add(line, False)
 
-    def add(self, line: str, following: str) -> bool:
-        """Takes `line` if it belongs to the block; False: the block ended before it. `following`:
-        the next non-blank line (a table's rows may have blank lines between them)."""
-        if not line.strip() and self.kind != "pre" and (self.kind == "other" or not following.lstrip().startswith("<")):
+    def add(self, line: str, tag_follows: bool) -> bool:
+        """Takes `line` if it belongs to the block; False: the block ended before it. `tag_follows`:
+        the next non-blank line starts with a tag (a table's rows may have blank lines between them)."""
+        if not line.strip() and self.kind != "pre" and (self.kind == "other" or not tag_follows):
             return False
         self.lines.append(line)
         if self.kind == "pre":
@@ -122,17 +122,17 @@ class _Reader:
             self.blocks.extend(html_fragment("\n".join(self.html.lines)))
         self.html = None
 
-    def feed(self, line: str, following: str) -> None:
+    def feed(self, line: str, tag_follows: bool) -> None:
         quote = None
-        if self.html is None and (self.code is None or self.code_quoted):
+        if self.html.quoted if self.html is not None else self.code is None or self.code_quoted:
             if quote := _QUOTE.match(line):
                 line = line[quote.end():]
         if self.html is not None:
-            if self.html.add(line, following):
+            if (quote or not self.html.quoted) and self.html.add(line, tag_follows):
                 if not self.html.open:
                     self.end_html()
                 return
-            self.end_html()
+            self.end_html()                     # a blank line, its closing tag, or the end of its quote
         if self.code is not None:
             if not (self.code_quoted and not quote):
                 self.code.append(line)
@@ -155,7 +155,7 @@ class _Reader:
             return
         if _HTML_BLOCK.match(line):
             self.flush()
-            self.html = _HtmlBlock(line)
+            self.html = _HtmlBlock(line, bool(quote))
             if not self.html.open:
                 self.end_html()
             return
@@ -183,12 +183,13 @@ def parse_markdown(text: str) -> Extracted:
         metadata = _front_matter(match.group(1))
         text = text[match.end():]
     lines = text.splitlines()
-    following = [""] * len(lines)               # the next non-blank line after each one
+    tag_follows = [False] * len(lines)          # the next non-blank line after each one starts with a tag
     for i in range(len(lines) - 2, -1, -1):
-        following[i] = lines[i + 1] if lines[i + 1].strip() else following[i + 1]
+        after = _QUOTE.sub("", lines[i + 1], count=1).lstrip()
+        tag_follows[i] = after.startswith("<") if after else tag_follows[i + 1]
     reader = _Reader()
-    for line, after in zip(lines, following):
-        reader.feed(line, after)
+    for line, tag in zip(lines, tag_follows):
+        reader.feed(line, tag)
     reader.end_code()                           # unterminated fence: kept as code anyway
     reader.end_html()
     reader.flush()

@@ -129,6 +129,8 @@ _ABBREVIATED_END = re.compile(r"\b(?:[eE]\.g|[iI]\.e|cf|vs)\.$")
 _STOP_ONLY = re.compile(r"^\s*[.!?]+[\"')\]]*\s*$")
 _CITED_END = re.compile(r"\]\s*[.!?]+$")
 _LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")
+# Citations that end a sentence, as the page reads them: followed by white space, the end, or a stop.
+_CITATIONS_THEN_END = re.compile(_LEADING_CITATIONS.pattern + r"(?=\s|[.!?]+[\"')\]]*$|$)")
 
 
 def split_sentences(answer: str) -> list[str]:
@@ -137,7 +139,7 @@ def split_sentences(answer: str) -> list[str]:
     parts: list[str] = []
     for part in _ANSWER_SENTENCE_END.split(answer.strip()):
         if parts and (_CONTINUES.match(part) or _ABBREVIATED_END.search(parts[-1])
-                      and not _LEADING_CITATIONS.match(part)) and not _CITED_END.search(parts[-1]):
+                      and not _CITATIONS_THEN_END.match(part)) and not _CITED_END.search(parts[-1]):
             parts[-1] += " " + part          # "e.g. the …", "i.e. `bridge`", "TLS?\" — no …": not a sentence end
         elif part.strip():
             parts.append(part)

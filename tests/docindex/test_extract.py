@@ -204,6 +204,11 @@ def test_an_html_data_table_reads_as_a_markdown_table_and_a_layout_table_as_befo
      [("para", "| a | b |\n|---|---|\n| c | d |"), ("para", "After.")]),
     ("<table>\n<tr><td>never closed</td></tr>\n\nText.", [("para", "never closed"), ("para", "Text.")]),
     ("Line one<br>Line two, <code>ls | wc</code>.", [("para", "Line one Line two, ls | wc.")]),
+    ("> <details>\n> <summary>Click</summary>\n>\n> Hidden text\n> </details>", [("para", "Click"),
+                                                                              ("para", "Hidden text")]),
+    ("> <pre>\n> $ ls\n> </pre>\n> Quoted after.\nLazy.", [("code", "```\n$ ls\n```"), ("para", "Quoted after.\nLazy.")]),
+    ("> <table><tr><td>a</td><td>b</td></tr>\n>\n> <tr><td>c</td><td>d</td></tr></table>\nafter",
+     [("para", "| a | b |\n|---|---|\n| c | d |"), ("para", "after")]),
     ("<table><tr><th>cmd</th><th>does</th></tr><tr><td><code>ls | wc</code></td><td>counts</td></tr></table>",
      [("para", "| cmd | does |\n|---|---|\n| ls \\| wc | counts |")]),
 ])

@@ -106,6 +106,7 @@ SENTENCE_CASES = [
     "See e.g. the docs [1]. Should it? — no [2]. fs_read works [3]. Done. ok then.] fine. Ends (see [x]). here",
     "The default driver (i.e. `bridge`) has options [1]. Compare cf. Figure 2, vs. Figure 3 [2]. Done e.g. [3]. Next.",
     "See e.g. [1] The next. And e.g. [2] the last.",
+    "Use a pool (e.g. [1]). Next. See e.g. [1], [2] for more. Tools (i.e. [3]) work.",
 ]
 
 
