@@ -103,17 +103,27 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []
+    marker = [""]           # a list item's "- " / "3. ", put before its first paragraph
 
     def flush() -> None:
         joined = " ".join("".join(buffer).split())
         if joined:
-            blocks.append(Block("para", joined))
+            blocks.append(Block("para", marker[0] + joined))
+            marker[0] = ""
         buffer.clear()
 
     def walk(node: Any) -> None:
+        items = 0
         for child in node.iter(include_text=True):
             tag = child.tag
-            if tag == "-text":
+            if tag == "li":         # an item, as Markdown writes one: a lead-in's list is carried with it
+                flush()
+                items += 1
+                marker[0] = f"{items}. " if node.tag == "ol" else "- "
+                walk(child)
+                flush()
+                marker[0] = ""
+            elif tag == "-text":
                 buffer.append(child.text(deep=False) or "")
             elif tag in _SKIP or tag == "-comment":
                 continue

@@ -35,8 +35,8 @@ def test_html_headings_paragraphs_and_code_are_kept_and_scripts_dropped(tmp_path
     assert extracted.title == "Page Title"
     summary = [(b.kind, b.level, b.text) for b in extracted.blocks]
     assert summary == [
-        ("heading", 1, "Main"), ("para", 0, "First bold paragraph."), ("para", 0, "item one"),
-        ("para", 0, "item two"), ("heading", 2, "Example"), ("code", 0, "```\nx = 1\ny = 2\n```"),
+        ("heading", 1, "Main"), ("para", 0, "First bold paragraph."), ("para", 0, "- item one"),
+        ("para", 0, "- item two"), ("heading", 2, "Example"), ("code", 0, "```\nx = 1\ny = 2\n```"),
     ]
 
 
@@ -112,7 +112,7 @@ def test_a_page_that_is_all_chrome_keeps_its_text(tmp_path):
     path = tmp_path / "sitemap.html"
     path.write_text("<html><body><h1>Site map</h1><nav><ul><li>Install guide</li><li>Upgrade guide</li></ul></nav>"
                     "</body></html>")
-    assert [b.text for b in extract(path).blocks] == ["Site map", "Install guide", "Upgrade guide"]
+    assert [b.text for b in extract(path).blocks] == ["Site map", "- Install guide", "- Upgrade guide"]
 
 
 def test_link_dense_blocks_are_navigation_whatever_their_class(tmp_path):
@@ -224,3 +224,15 @@ def test_an_unclosed_pre_block_is_read_in_linear_time(tmp_path):
     path = tmp_path / "a.md"
     path.write_text("<pre>\n" + "x\n" * 50_000)
     assert extract(path).blocks[0].kind == "code"
+
+
+def test_html_list_items_read_as_markdown_items_so_a_lead_in_carries_them(tmp_path):
+    """Items were bare paragraphs: "The following options exist:" had no list to carry, and Node's
+    parameter lists read as terms of the paragraph after them."""
+    path = tmp_path / "page.html"
+    path.write_text("<html><body><p>The following options exist:</p><ul><li><p>alpha does one thing.</p>"
+                    "<p>More on alpha.</p></li><li>beta<ul><li>nested</li></ul></li></ul>"
+                    "<ol><li>first step</li><li>second step</li></ol><p>After.</p></body></html>")
+    assert [b.text for b in extract(path).blocks] == [
+        "The following options exist:", "- alpha does one thing.", "More on alpha.", "- beta", "- nested",
+        "1. first step", "2. second step", "After."]
