@@ -32,9 +32,9 @@ _FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the 
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
-_ITALIC = re.compile(r"(?<![\w*\\])\*(?![\s*])([^*\n]+?)(?<![\s*\\])\*(?![\w*])")  # "*restart policy*"
-# Kept verbatim through the emphasis cleanup: code spans (`**kwargs`), dunders (`object.__repr__`, `__init__.py`) and
-# double underscores inside a word (`name__icontains`); until stop 28 "object.__repr__(self)" read "object.repr(self)".
+# Kept verbatim through the emphasis cleanup: code spans (`**kwargs`), dunder names (`object.__repr__`,
+# `__init__.py`) and double underscores inside a word (`name__icontains`). Until stop 28 they lost
+# their `**` and `__`: "object.__repr__(self)" was quoted as "object.repr(self)".
 _VERBATIM = re.compile(r"`[^`\n]+`|(?<![\w*])__[A-Za-z0-9]\w*?__(?![\w*])|[A-Za-z0-9]+__\w+")
 _DANGLING_MARKER = re.compile(r"[;,]\s+\d{1,3}[.)]$")   # "…; 3.": the next item's marker, cut from its text
 _QUOTED_LINE = re.compile(r"\n[ \t]*(?:>[ \t]?)+")          # a blockquote's wrapped line: "visible to\n> any user"
@@ -48,7 +48,7 @@ class Candidate:
 
 
 def _strip_emphasis(text: str) -> str:
-    """`**bold**` / `__bold__` / `*it*` to their text, stray `**` / `__` off; code spans and identifiers as written."""
+    """`**bold**` / `__bold__` to their text, stray `**` / `__` off; code spans and identifiers kept as written."""
     kept: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
@@ -57,7 +57,7 @@ def _strip_emphasis(text: str) -> str:
 
     # A text that holds NUL already is stripped as before: the placeholders would be ambiguous.
     protected = text if "\x00" in text else _VERBATIM.sub(keep, text)
-    text = _ITALIC.sub(r"\1", _EMPHASIS.sub(r"\2", protected).replace("**", "").replace("__", ""))
+    text = _EMPHASIS.sub(r"\2", protected).replace("**", "").replace("__", "")
     return re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text) if kept else text
 
 

@@ -470,14 +470,3 @@ def test_a_sentence_ending_in_a_full_stop_that_points_at_code_carries_it() -> No
         "Create extra.css next to your pages", "In that file add the following CSS: `h1 { color: red; }`"]
     prose = "The following options exist. Each one is described below.\n\nSome prose follows here.\n"
     assert len(candidates([Passage("p.html", prose, 0.5)])) == 3      # not a lead-in: nothing to carry
-
-
-@pytest.mark.parametrize("raw, quoted", [
-    ("Use `--restart` to specify a container's *restart policy*.", "Use `--restart` to specify a container's restart policy"),
-    ("The cost is *one TCP connection per call*, not *how* it reads.", "The cost is one TCP connection per call, not how it reads"),
-    ("Match *.md and *.txt files, or `*x*` as written.", "Match *.md and *.txt files, or `*x*` as written"),
-    ("Multiply 2*3*4 or a * b * c here.", "Multiply 2*3*4 or a * b * c here"),
-])
-def test_single_asterisk_emphasis_reads_as_its_text_but_globs_and_products_stay(raw: str, quoted: str) -> None:
-    """Docker's "*restart policy*" was quoted with its asterisks."""
-    assert clean_sentence(raw) == quoted
