@@ -1,7 +1,7 @@
 """What every reader produces: a title and a flat list of blocks.
 
-Kept apart from the readers (markdown_reader.py, html_reader.py, extract.py, pdf.py) so that each reader depends
-on these types, not on the other readers (no extract <-> pdf import cycle).
+Kept apart from the readers (markdown_reader.py, html_reader.py, extract.py, pdf.py) so that
+each reader depends on these types, not on the other readers (no extract <-> pdf import cycle).
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ an index was built by other rules, as if with --force: unchanged files would oth
 the chunks older rules made. 2: stop 30 (page chrome, tiny sections, Markdown comments,
 reStructuredText, MDX, table rows, terms). 3: stop 31 (HTML dialogs and Sphinx's "[source]" links are
 not text; Markdown tables are embedded as plain rows; a lead-in with nothing after it has no
-quote vector)."""
+quote vector). 4: stop 32 (raw HTML and blockquotes in Markdown read as a renderer shows them; HTML
+data tables and list items read as Markdown tables and items; "e.g."/"i.e." end no sentence)."""
 
 
 @dataclass(frozen=True)

@@ -103,26 +103,28 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []
-    marker = [""]           # a list item's "- " / "3. ", put before its first paragraph
+    marker = ""             # a list item's "- " / "3. ", put before its first paragraph
 
     def flush() -> None:
+        nonlocal marker
         joined = " ".join("".join(buffer).split())
         if joined:
-            blocks.append(Block("para", marker[0] + joined))
-            marker[0] = ""
+            blocks.append(Block("para", marker + joined))
+            marker = ""
         buffer.clear()
 
     def walk(node: Any) -> None:
+        nonlocal marker
         items = 0
         for child in node.iter(include_text=True):
             tag = child.tag
             if tag == "li":         # an item, as Markdown writes one: a lead-in's list is carried with it
                 flush()
                 items += 1
-                marker[0] = f"{items}. " if node.tag == "ol" else "- "
+                marker = f"{items}. " if node.tag == "ol" else "- "
                 walk(child)
                 flush()
-                marker[0] = ""
+                marker = ""
             elif tag == "-text":
                 buffer.append(child.text(deep=False) or "")
             elif tag in _SKIP or tag == "-comment":
@@ -169,14 +171,15 @@ def markdown_table(table: Any) -> str:
     rows = table.css("tr")
     if len(rows) < 2 or len(table.css(_CELL_BLOCKS)) > 1:      # css() finds the table itself too
         return ""
-    lines = []
+    kept: list[list[str]] = []
     for tr in rows:
         cells = tr.css("th, td")
         if any(len(cell.css("p")) > 1 for cell in cells):
             return ""
         texts = [" ".join((cell.text(deep=True, separator=" ") or "").split()).replace("|", "\\|") for cell in cells]
         if any(texts):
-            lines.append("| " + " | ".join(texts) + " |")
-    if len(lines) < 2 or lines[0].count(" | ") < 1:
+            kept.append(texts)
+    if len(kept) < 2 or len(kept[0]) < 2:
         return ""
-    return "\n".join([lines[0], "|" + "---|" * (lines[0].count(" | ") + 1), *lines[1:]])
+    lines = ["| " + " | ".join(texts) + " |" for texts in kept]
+    return "\n".join([lines[0], "|" + "---|" * len(kept[0]), *lines[1:]])
