@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 4
+READING_VERSION = 5
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -18,7 +18,8 @@ the chunks older rules made. 2: stop 30 (page chrome, tiny sections, Markdown co
 reStructuredText, MDX, table rows, terms). 3: stop 31 (HTML dialogs and Sphinx's "[source]" links are
 not text; Markdown tables are embedded as plain rows; a lead-in with nothing after it has no
 quote vector). 4: stop 32 (raw HTML and blockquotes in Markdown read as a renderer shows them; HTML
-data tables and list items read as Markdown tables and items; "e.g."/"i.e." end no sentence)."""
+data tables and list items read as Markdown tables and items; "e.g."/"i.e." end no sentence). 5: stop 33
+(Markdown's indented code is code unless a list item or MkDocs block holds it)."""
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,7 @@ def _decode(data: bytes) -> str:
 READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
     ".md": ("markdown", lambda data: parse_markdown(_decode(data))),
     ".markdown": ("markdown", lambda data: parse_markdown(_decode(data))),
-    ".mdx": ("mdx", lambda data: parse_markdown(mdx_to_markdown(_decode(data)))),
+    ".mdx": ("mdx", lambda data: parse_markdown(mdx_to_markdown(_decode(data)), indented_code=False)),
     ".txt": ("text", lambda data: parse_text(_decode(data))),
     ".rst": ("rst", lambda data: parse_rst(_decode(data))),
     ".html": ("html", lambda data: parse_html(_decode(data))),

@@ -10,6 +10,11 @@ A blockquote's content is Markdown too, read without its `>` markers: Docker's "
 boxes hold fenced examples, which were quoted as sentences. Code opened outside a quote keeps
 its "> " lines (a REPL's prompts), and a quoted fence ends with its quote.
 
+Indented code (4 spaces or a tab, after a blank line or a heading) is code, as CommonMark reads
+it, unless a list item, a MkDocs block (`!!! note`, `??? tip`, `=== "Tab"`), a footnote or a
+definition is open: their content is indented too. Docker's "    --rm=false: Automatically remove the container when it
+exits" was quoted as a sentence. MDX has no indented code (`indented_code=False`).
+
 Raw HTML: a line that opens with a block-level tag starts an HTML block (CommonMark's kinds
 1 and 6), which runs to the next blank line; `<pre>` runs to its `</pre>`, and `<table>` to
 its `</table>` across blank lines between rows. The block is read by the HTML reader
@@ -32,6 +37,8 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _QUOTE = re.compile(r"^ {0,3}(?:>[ \t]?)+")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+# What opens indented content: a list item, a MkDocs block, a footnote, a definition (": …").
+_CONTAINER = re.compile(r"^ {0,3}(?:(?:[-*+]|\d+[.)])(?:\s|$)|(?:!!!|\?\?\?\+?|===|:)[ \t]|\[\^[^\]]+\]:)")
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:\s*\S")     # not a footnote's "[^1]: …"
 _REFERENCE_LINK = re.compile(r"(!?)\[([^\]]+)\]\[[^\]]*\]")
 _CODE_SPAN = re.compile(r"(`+).+?\1")
@@ -97,8 +104,34 @@ class _HtmlBlock:
         return True
 
 
+def _indent(line: str) -> int:
+    """Columns of leading white space (a tab to the next multiple of 4)."""
+    width = 0
+    for char in line:
+        if char == " ":
+            width += 1
+        elif char == "\t":
+            width += 4 - width % 4
+        else:
+            break
+    return width
+
+
+def _dedent4(line: str) -> str:
+    """`line` without its first 4 columns of indentation."""
+    width = 0
+    for i, char in enumerate(line):
+        if width >= 4 or char not in " \t":
+            return line[i:]
+        width += 1 if char == " " else 4 - width % 4
+    return ""
+
+
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, indented_code: bool = True) -> None:
+        self.indented_code = indented_code
+        self.indented: list[str] | None = None      # an indented code block being read
+        self.container = False                      # a list item or MkDocs block is open
         self.blocks: list[Block] = []
         self.para: list[str] = []
         self.para_quoted = self.in_comment = self.code_quoted = False
@@ -116,6 +149,15 @@ class _Reader:
         if self.code is not None:
             self.blocks.append(Block("code", "\n".join(self.code)))
         self.code = None
+
+    def end_indented(self) -> None:
+        if self.indented is not None:
+            while self.indented and not self.indented[-1].strip():
+                self.indented.pop()
+            body = "\n".join(_dedent4(line) for line in self.indented)
+            fence = "````" if "```" in body else "```"           # written as the fenced form, as <pre> is
+            self.blocks.append(Block("code", f"{fence}\n{body}\n{fence}"))
+        self.indented = None
 
     def end_html(self) -> None:
         if self.html is not None:
@@ -145,10 +187,25 @@ class _Reader:
             line, self.in_comment = without_comments(line, self.in_comment, "<!--", "-->")
             if not line.strip():
                 return                          # a line that was only comment
+        if self.indented is not None:
+            if not quote and (not line.strip() or _indent(line) >= 4):
+                self.indented.append(line)
+                return
+            self.end_indented()
+        if self.indented_code and not quote and not self.para and not self.container and line.strip() \
+                and _indent(line) >= 4:
+            self.indented = [line]
+            return
         if _LINK_DEFINITION.match(line):
             return
         if quote and self.para and not self.para_quoted:
             self.flush()                        # a blockquote interrupts a paragraph
+        if line.strip() and not quote and _indent(line) < 4:
+            # A list item or MkDocs block opens a container; a new block at the margin closes it.
+            if _CONTAINER.match(line):
+                self.container = True
+            elif not self.para and _indent(line) == 0:
+                self.container = False
         if fence := _FENCE.match(line):
             self.flush()
             self.fence, self.code, self.code_quoted = fence.group(1), [line], bool(quote)
@@ -161,6 +218,7 @@ class _Reader:
             return
         if not quote and (heading := _ATX.match(line)):
             self.flush()
+            self.container = False
             self.blocks.append(Block("heading", clean_inline(heading.group(2) or ""), len(heading.group(1))))
             return
         if not quote and _SETEXT.match(line) and len(self.para) == 1 and self.para[0].strip() \
@@ -176,7 +234,7 @@ class _Reader:
         self.para.append(line)
 
 
-def parse_markdown(text: str) -> Extracted:
+def parse_markdown(text: str, indented_code: bool = True) -> Extracted:
     metadata: dict[str, Any] = {}
     match = _FRONT_MATTER.match(text)
     if match:
@@ -187,9 +245,10 @@ def parse_markdown(text: str) -> Extracted:
     for i in range(len(lines) - 2, -1, -1):
         after = _QUOTE.sub("", lines[i + 1], count=1).lstrip()
         tag_follows[i] = after.startswith("<") if after else tag_follows[i + 1]
-    reader = _Reader()
+    reader = _Reader(indented_code)
     for line, tag in zip(lines, tag_follows):
         reader.feed(line, tag)
+    reader.end_indented()
     reader.end_code()                           # unterminated fence: kept as code anyway
     reader.end_html()
     reader.flush()

@@ -236,3 +236,37 @@ def test_html_list_items_read_as_markdown_items_so_a_lead_in_carries_them(tmp_pa
     assert [b.text for b in extract(path).blocks] == [
         "The following options exist:", "- alpha does one thing.", "More on alpha.", "- beta", "- nested",
         "1. first step", "2. second step", "After."]
+
+
+@pytest.mark.parametrize("markdown, blocks", [
+    ("Options:\n\n    --rm=false: Automatically remove the container\n\n\n    -d: Detached\n\nAfter.",
+     [("para", "Options:"), ("code", "```\n--rm=false: Automatically remove the container\n\n\n-d: Detached\n```"),
+      ("para", "After.")]),
+    ("# Title\n    code after a heading\n", [("heading", "Title"), ("code", "```\ncode after a heading\n```")]),
+    ("A paragraph\n    lazily indented line", [("para", "A paragraph\n    lazily indented line")]),
+    ("\tprint(1)\n", [("code", "```\nprint(1)\n```")]),
+    # a list item's content, a MkDocs admonition's, a footnote's: indented, and not code
+    ("Steps:\n- Install it.\n\n    More about installing.\n\nDone.",
+     [("para", "Steps:\n- Install it."), ("para", "    More about installing."), ("para", "Done.")]),
+    ("1. First\n\n   Still first\n\n    also first\n",
+     [("para", "1. First"), ("para", "   Still first"), ("para", "    also first")]),
+    ('!!! note "Heads up"\n    One.\n\n    Two.\n\nAfter.\n\n    now code',
+     [("para", '!!! note "Heads up"\n    One.'), ("para", "    Two."), ("para", "After."),
+      ("code", "```\nnow code\n```")]),
+    ("Text[^1].\n\n[^1]: A note.\n\n    More of the note.", [("para", "Text[^1]."), ("para", "[^1]: A note."),
+                                                          ("para", "    More of the note.")]),
+    ("- item\n\n## Next\n\n    code again", [("para", "- item"), ("heading", "Next"), ("code", "```\ncode again\n```")]),
+    ("Intro.\n\n    ```\n    fenced inside\n    ```", [("para", "Intro."), ("code", "````\n```\nfenced inside\n```\n````")]),
+])
+def test_indented_code_is_code_unless_a_list_or_block_holds_it(tmp_path, markdown, blocks):
+    """Docker's "    --rm=false: Automatically remove the container when it exits" was quoted as prose."""
+    path = tmp_path / "a.md"
+    path.write_text(markdown)
+    assert [(b.kind, b.text) for b in extract(path).blocks] == blocks
+
+
+def test_mdx_has_no_indented_code(tmp_path):
+    path = tmp_path / "a.mdx"
+    path.write_text("Intro.\n\n    Indented text in MDX is text.\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("para", "Intro."), ("para", "    Indented text in MDX is text.")]
