@@ -183,19 +183,19 @@ class _Reader:
                     self.end_code()
                 return
             self.end_code()                     # the blockquote ended, and its code with it
-        if self.in_comment or "<!--" in line:
-            line, self.in_comment = without_comments(line, self.in_comment, "<!--", "-->")
-            if not line.strip():
-                return                          # a line that was only comment
-        if self.indented is not None:
+        if self.indented is not None:                 # code: a "<!--" in it is text
             if not quote and (not line.strip() or _indent(line) >= 4):
                 self.indented.append(line)
                 return
             self.end_indented()
-        if self.indented_code and not quote and not self.para and not self.container and line.strip() \
-                and _indent(line) >= 4:
+        if self.indented_code and _indent(line) >= 4 and line.strip() and not (
+                quote or self.in_comment or self.para or self.container):
             self.indented = [line]
             return
+        if self.in_comment or "<!--" in line:
+            line, self.in_comment = without_comments(line, self.in_comment, "<!--", "-->")
+            if not line.strip():
+                return                          # a line that was only comment
         if _LINK_DEFINITION.match(line):
             return
         if quote and self.para and not self.para_quoted:

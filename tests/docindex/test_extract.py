@@ -256,6 +256,8 @@ def test_html_list_items_read_as_markdown_items_so_a_lead_in_carries_them(tmp_pa
     ("Text[^1].\n\n[^1]: A note.\n\n    More of the note.", [("para", "Text[^1]."), ("para", "[^1]: A note."),
                                                           ("para", "    More of the note.")]),
     ("- item\n\n## Next\n\n    code again", [("para", "- item"), ("heading", "Next"), ("code", "```\ncode again\n```")]),
+    ("Intro.\n\n    <!-- an HTML example\n\nAfter.", [("para", "Intro."), ("code", "```\n<!-- an HTML example\n```"),
+                                                   ("para", "After.")]),
     ("Intro.\n\n    ```\n    fenced inside\n    ```", [("para", "Intro."), ("code", "````\n```\nfenced inside\n```\n````")]),
 ])
 def test_indented_code_is_code_unless_a_list_or_block_holds_it(tmp_path, markdown, blocks):
