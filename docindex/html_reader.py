@@ -34,6 +34,7 @@ _CHROME = ", ".join((
     "div.navheader", "div.navfooter",                   # DocBook (the PostgreSQL manual)
     "div.sphinxsidebar", "div.related", "div.footer",   # Sphinx (the Python docs)
     "div#footer",                                       # AsciiDoc (git's manual pages)
+    "div#menu-bar",                                     # mdBook (its <h1> is the book's name on every page)
     "dialog", "[role=dialog]", "[role=alertdialog]",    # modals: search boxes, keyboard-shortcut tables
 ))
 

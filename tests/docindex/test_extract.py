@@ -94,6 +94,7 @@ def test_html_heading_permalinks_are_not_text(tmp_path):
     '<div class="footer">© Copyright 2001-2023.</div>',
     '<div class="navheader"><table><tr><td>Prev</td><td>Up</td><td>Home</td><td>Next</td></tr></table></div>',
     '<div id="footer"><div id="footer-text">Last updated 2024-05-31</div></div>',    # AsciiDoc
+    '<div id="menu-bar" class="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div>',  # mdBook
     '<nav><ul><li>Docs</li><li>Blog</li></ul></nav>',
     '<footer><p>Made with a generator</p></footer>',
     '<div role="search"><p>Search this site</p></div>',
