@@ -19,7 +19,8 @@ reStructuredText, MDX, table rows, terms). 3: stop 31 (HTML dialogs and Sphinx's
 not text; Markdown tables are embedded as plain rows; a lead-in with nothing after it has no
 quote vector). 4: stop 32 (raw HTML and blockquotes in Markdown read as a renderer shows them; HTML
 data tables and list items read as Markdown tables and items; "e.g."/"i.e." end no sentence). 5: stop 33
-(Markdown's indented code is code unless a list item or MkDocs block holds it)."""
+(Markdown's indented code is code unless a list item or MkDocs block holds it; every piece of a long table
+keeps its header row, and no row is carried into the next chunk as overlap)."""
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .extract import Block
-from .table_rows import plain_tables
+from .table_rows import plain_tables, table_lines
 
 MAX_TOKENS = 256        # the embedder's window, special tokens included
 OVERLAP_TOKENS = 32     # carried from the end of one piece of a section into the next
@@ -194,6 +194,8 @@ def _pack(body: list[Block], budget: int, overlap: int, count_tokens: TokenCount
         elif block.kind == "code":
             units.extend((piece, _content_tokens(count_tokens, piece), True)
                          for piece in _split_code(block.text, budget, count_tokens))
+        elif (table := table_lines(block.text)) is not None:
+            units.extend((piece, tokens, False) for piece, tokens in _split_table(*table, budget, count_tokens))
         else:
             units.extend((piece, tokens, False) for piece, tokens in _split_prose(block.text, budget, count_tokens))
 
@@ -235,10 +237,11 @@ def _head_that_fits(text: str, room: int,
     """Cut prose at the last sentence or line boundary whose head fits `room` tokens:
     (head, rest) as units, the original separators kept inside each; None if no head fits."""
     best = None
+    table = table_lines(text)
     for boundary in _SENTENCE_END.finditer(text):
         head = text[:boundary.start()].strip()
-        if not head or _LIST_MARKER.search(head):
-            continue
+        if not head or _LIST_MARKER.search(head) or (table and head.count("\n") < len(table[0])):
+            continue                        # a table's head holds a row besides its header
         tokens = _content_tokens(count_tokens, head)
         if tokens > room:
             break
@@ -249,17 +252,19 @@ def _head_that_fits(text: str, room: int,
     rest = text[cut:].strip()
     if not rest:
         return None
+    if table and table[0]:
+        rest = "\n".join([*table[0], rest])       # the rest of a table keeps its header
     return (head, tokens, False), (rest, _content_tokens(count_tokens, rest), False)
 
 
 def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int,
                   count_tokens: TokenCounter) -> list[tuple[str, int, bool]]:
-    """Trailing prose of the previous piece, at most `overlap` tokens, never code."""
+    """Trailing prose of the previous piece, at most `overlap` tokens, never code or a table's rows."""
     limit = min(overlap, room)
     if limit <= 0 or not previous:
         return []
     text, tokens, is_code = previous[-1]
-    if is_code:
+    if is_code or table_lines(text) is not None:
         return []
     if tokens <= limit:
         return [(text, tokens, False)]
@@ -304,16 +309,23 @@ def _pieces(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _is_table(text: str) -> bool:
-    """A Markdown table: every line a row ("| a | b |")."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    return len(lines) > 1 and all(line.lstrip().startswith("|") for line in lines)
-
-
-def _rows(text: str) -> list[tuple[str, str]]:
-    """A table too long for one chunk is cut between rows, one a line: cut by sentences, its rows
-    ran together ("| # | Threat | … | |---|…| | 3.1 | …") and were quoted as one garbled sentence."""
-    return [(line.strip(), "\n") for line in text.splitlines() if line.strip()]
+def _split_table(header: list[str], rows: list[str], budget: int,
+                 count_tokens: TokenCounter) -> list[tuple[str, int]]:
+    """A table too long for one chunk, cut between rows (cut by sentences, its rows ran together
+    and were quoted as one garbled sentence), each piece under the table's header: a piece without
+    it was rows of bare values ("DELETE — INSERT — If one or more…", SQLite's session.html), and
+    the sentence overlap carried into it a garbled row ("| | UPDATE | DELETE | …")."""
+    head = "\n".join(header)
+    head_tokens = _content_tokens(count_tokens, head) if header else 0
+    if head_tokens > budget // 2:                   # a header too big to repeat
+        head, head_tokens, rows = "", 0, header + rows
+    room = budget - head_tokens
+    parts: list[tuple[str, int]] = []
+    for row in rows:
+        tokens = _content_tokens(count_tokens, row)
+        parts.extend([(row, tokens)] if tokens <= room else _split_words(row, room, count_tokens))
+    return [(f"{head}\n{text}" if head else text, tokens + head_tokens)
+            for text, tokens in _greedy_join(parts, room, "\n")]
 
 
 def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tuple[str, int]]:
@@ -322,7 +334,7 @@ def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tup
     where joining them with spaces made one sentence of two items."""
     parts: list[tuple[str, int]] = []
     seps: list[str] = []
-    for sentence, sep in (_rows(text) if _is_table(text) else _pieces(text)):
+    for sentence, sep in _pieces(text):
         tokens = _content_tokens(count_tokens, sentence)
         if tokens <= budget:
             parts.append((sentence, tokens))

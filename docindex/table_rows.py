@@ -28,6 +28,18 @@ def is_row(line: str) -> bool:
     return len(stripped) > 1 and stripped.startswith("|") and stripped.endswith("|")
 
 
+def table_lines(text: str) -> tuple[list[str], list[str]] | None:
+    """A Markdown table's header (its first row and separator row) and its other rows, one a
+    line; None when `text` is not a table (every line a row, two or more lines). A table without
+    a separator row in second place has no header: ([], rows)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) < 2 or not all(line.startswith("|") for line in lines):
+        return None
+    if len(lines) > 2 and not row_text(lines[1]) and row_text(lines[0]):
+        return lines[:2], lines[2:]
+    return [], lines
+
+
 def plain_tables(text: str) -> str:
     """`text` with each Markdown table (two or more row lines in a row, one of them a separator
     row) as plain rows, one a line; every other line as it is."""

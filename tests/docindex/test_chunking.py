@@ -209,3 +209,30 @@ def test_an_oversized_list_keeps_one_item_a_line_and_joins_wrapped_lines(count_t
         starts = [m.start() for m in re.finditer(r"\d+\. step", chunk.text)]
         assert starts and all(at == 0 or chunk.text[at - 1] == "\n" for at in starts)   # an item opens a line
         assert "\n   wraps" not in chunk.text                                          # a wrapped line is joined
+
+
+def _long_table(rows: int) -> str:
+    body = "\n".join(f"| CHANGE{i} | NEW{i} | The change number {i} is kept in the group after the merge. |"
+                     for i in range(rows))
+    return "| Existing Change | New Change | Output Change |\n|---|---|---|\n" + body
+
+
+def test_a_long_table_is_cut_between_rows_and_every_piece_keeps_its_header(count_tokens):
+    """SQLite's session.html: a continuation piece was bare rows ("DELETE — INSERT — If one or more…"),
+    and the sentence overlap carried a garbled row into it ("| | UPDATE | DELETE | …")."""
+    chunks = chunks_of("# Changegroups\n\n" + _long_table(30), count_tokens)
+    assert len(chunks) > 1
+    seen = []
+    for chunk in chunks:
+        lines = chunk.text.split("\n")
+        assert lines[:2] == ["| Existing Change | New Change | Output Change |", "|---|---|---|"]
+        assert all(line.startswith("| CHANGE") and line.endswith("|") for line in lines[2:])
+        seen += lines[2:]
+        assert count_tokens(chunk.embed_text) <= MAX_TOKENS
+    assert seen == _long_table(30).split("\n")[2:]          # every row once, in order: no overlap
+
+
+def test_a_tiny_lead_in_takes_a_tables_first_rows_and_the_rest_keeps_the_header(count_tokens):
+    chunks = chunks_of("# Changegroups\n\nThe rules:\n\n" + _long_table(30), count_tokens)
+    assert chunks[0].text.startswith("The rules:\n\n| Existing Change |")
+    assert all(c.text.split("\n")[0] == "| Existing Change | New Change | Output Change |" for c in chunks[1:])
