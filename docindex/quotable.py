@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sentences import Unit, split_sentences, unit_sentence_spans, units
+from .sentences import Unit, is_title, split_sentences, unit_sentence_spans, units
 from .table_rows import row_text
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
@@ -103,8 +103,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
             if unit.kind == "code" and COMMENTED_CODE:
                 found += [Candidate(n, start, sentence) for start, sentence in _commented_code(text, unit)
                           if min_words <= len(sentence.split()) <= max_words]
-            if unit.kind in ("code", "heading"):
-                continue
+            if unit.kind in ("code", "heading") or unit.kind == "prose" and is_title(text[unit.start:unit.end]):
+                continue                                        # a page's title set as text is no sentence
             if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
                     and _term(text, blocks, b + 1):
                 continue                                        # quoted with the text it names, not alone

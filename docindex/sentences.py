@@ -108,6 +108,20 @@ def unit_sentence_spans(text: str, unit: Unit) -> list[tuple[int, int]]:
     return [(a, b) for a, b in ((_lstrip(text, a, b), b) for a, b in spans) if b > a]
 
 
+_TITLE_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
+_TITLE_SMALL_WORDS = frozenset("a an and as at but by for from in into of on or the to via vs with".split())
+
+
+def is_title(line: str) -> bool:
+    """A one-line paragraph in title case with no sentence's end: a page's title set as text
+    (SQLite's "Using SQLite In Multi-Threaded Applications"), not a sentence to quote."""
+    line = line.strip()
+    words = _TITLE_WORD.findall(line)
+    capitals = sum(w[0].isupper() for w in words)
+    return "\n" not in line and line[-1:] not in (".", "!", "?", ":", ";") and capitals >= 3 \
+        and all(w[0].isupper() or w.lower() in _TITLE_SMALL_WORDS for w in words)
+
+
 def sentence_spans(text: str, kinds: tuple[UnitKind, ...] = PROSE_KINDS) -> list[tuple[int, int]]:
     """Character spans of the sentences of the units of `kinds` (code is never a sentence)."""
     return [span for unit in units(text) if unit.kind in kinds for span in unit_sentence_spans(text, unit)]

@@ -470,3 +470,11 @@ def test_a_sentence_ending_in_a_full_stop_that_points_at_code_carries_it() -> No
         "Create extra.css next to your pages", "In that file add the following CSS: `h1 { color: red; }`"]
     prose = "The following options exist. Each one is described below.\n\nSome prose follows here.\n"
     assert len(candidates([Passage("p.html", prose, 0.5)])) == 3      # not a lead-in: nothing to carry
+
+
+def test_a_pages_title_set_as_a_paragraph_is_not_quoted() -> None:
+    """SQLite's pages set their title as a <div>: "Using SQLite In Multi-Threaded Applications [1]." was an answer."""
+    text = ("Using SQLite In Multi-Threaded Applications\n\n# 1. Overview\n\n"
+            "SQLite supports three different threading modes.\n\nInstall the tool with pip and run it now")
+    found = [c.text for c in candidates([Passage("t.html", text, 0.5)])]
+    assert found == ["SQLite supports three different threading modes", "Install the tool with pip and run it now"]
