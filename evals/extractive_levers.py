@@ -61,6 +61,9 @@ RESULTS = extractive_oos.RESULTS
 _NUMBER_Q = re.compile(r"\b(how (many|much|long|large|often)|limit|maximum|minimum|default value|which version)\b", re.I)
 _HOW_TO_Q = re.compile(r"^\s*(how (do|can|should) (i|you|we)|how to|what command|which command)\b", re.I)
 _SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
+# A sentence that opens by pointing back at the one before it ("This kind of string can be mutated",
+# "These options …"): alone in an answer it names nothing.
+_ANAPHORA = re.compile(r"^(?:this|these|that|those|they|such|here|the (?:latter|former|above))\b(?!\s*:)", re.I)
 LONG = 40
 """`length w`: a sentence of LONG words or more gains w, a shorter one its share of it."""
 
@@ -69,10 +72,11 @@ class LeverEngine(X.ExtractiveEngine):
     """The shipped engine with one lever set (all default to off)."""
 
     def __init__(self, *, cover: float = 0.0, number_cue: float = 0.0, code_cue: float = 0.0,
-                 adjacent: float = 0.0, same_passage: float = 0.0, length: float = 0.0, **kw: Any) -> None:
+                 adjacent: float = 0.0, same_passage: float = 0.0, length: float = 0.0, anaphora: float = 0.0,
+                 **kw: Any) -> None:
         super().__init__(**kw)
         self.cover, self.number_cue, self.code_cue = cover, number_cue, code_cue
-        self.adjacent, self.same_passage, self.length = adjacent, same_passage, length
+        self.adjacent, self.same_passage, self.length, self.anaphora = adjacent, same_passage, length, anaphora
 
     def _scored(self, question, found, k, headings, stored):  # type: ignore[no-untyped-def]
         scores, lexical, rank = super()._scored(question, found, k, headings, stored)
@@ -80,6 +84,8 @@ class LeverEngine(X.ExtractiveEngine):
             scores = scores + self.number_cue * np.array([any(ch.isdigit() for ch in c.text) for c in found])
         if self.code_cue and _HOW_TO_Q.search(question):
             scores = scores + self.code_cue * np.array(["`" in c.text for c in found])
+        if self.anaphora:
+            scores = scores - self.anaphora * np.array([bool(_ANAPHORA.match(c.text)) for c in found])
         if self.length:
             scores = scores + self.length * np.array([min(len(c.text.split()), LONG) / LONG for c in found])
         return scores, lexical, rank
@@ -198,6 +204,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("lead-ins without their code skipped, all (not shipped)", {"code_lead_ins": True}),
     ("lead-ins without their code quoted (before the deictic rule)", {"code_lead_ins": False}),
     ("pointers quoted", {"pointers": False}),
+    # stop 33: a sentence that opens by pointing back ("This kind of string can be mutated") scores w less
+    *[(f"anaphora {w:g}", {"anaphora": w}) for w in (0.03, 0.06, 0.1)],
 ]
 
 
@@ -224,7 +232,7 @@ def main() -> int:
         data = contexts[(k, clip, convex)]
         knobs = {key: v for key, v in lever.items()
                  if key in ("cover", "number_cue", "code_cue", "diversity", "adjacent", "same_passage",
-                            "keep_ratio", "max_sentences", "length", "rank_bonus")}
+                            "keep_ratio", "max_sentences", "length", "rank_bonus", "anaphora")}
         engine = ready(LeverEngine(**knobs), embedder)
         with _setting(X, "_stems", _suffix_stems if lever.get("stems") else None), \
                 _setting(X, "NEAR_DUPLICATE", lever.get("near_duplicate")), \
