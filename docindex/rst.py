@@ -9,7 +9,12 @@ not docutils: it reads what documentation sources use and leaves the rest as tex
 * Literal blocks: the indented block after a paragraph ending in "::", and the body of
   `code-block`, `code`, `sourcecode` and `parsed-literal` directives.
 * Admonitions and version notes (`note`, `warning`, `versionadded`, …) keep their text;
-  `toctree`, `image`, `include`, `index`, comments, targets and substitutions are not text.
+  `only` and `container` their body (their argument is a condition or a class); `toctree`,
+  `image`, `include`, `index`, `raw`, `contents`, comments, targets and substitutions are not text.
+* Any other directive is an object being described (Sphinx's `function`, `class`, `option`,
+  `py:method`, CMake's `variable`, `genex`): its argument is the term (`-S <path-to-source>`)
+  and its body the description. They were dropped before stop 33: CMake's cmake(1) manual lost
+  every option's text.
 * Indented blocks (definition lists, block quotes, directive bodies) are dedented and read
   the same way; a definition's term stays a paragraph of its own.
 * Inline: ``literal`` becomes `literal`, :role:`text <target>` its text, :role:`target` the
@@ -27,7 +32,13 @@ _OPTION = re.compile(r"^:[\w-]+:")
 CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "parsed-literal"}
 TEXT_DIRECTIVES = {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint",
                    "seealso", "admonition", "topic", "sidebar", "rubric", "deprecated", "versionadded",
-                   "versionchanged", "container", "only"}
+                   "versionchanged"}
+BODY_DIRECTIVES = {"only", "container", "figure", "program", "module", "currentmodule", "default-domain"}
+SKIPPED_DIRECTIVES = {"toctree", "image", "include", "index", "literalinclude", "raw", "contents", "sectnum",
+                      "highlight", "meta", "tabularcolumns", "default-role", "role", "title", "math",
+                      "cmake-module", "autosummary", "automodule", "autoclass", "autofunction", "automethod",
+                      "autodata", "autoattribute", "autoexception", "moduleauthor", "sectionauthor",
+                      "codeauthor", "spelling", "ifconfig"}
 _VERSION_NOTES = {"versionadded": "New in version", "versionchanged": "Changed in version",
                   "deprecated": "Deprecated since version"}
 
@@ -120,8 +131,8 @@ def _directive(lines: list[str], i: int, blocks: list[Block], styles: dict[tuple
         content = body[1:] if body and not body[0].strip() else body
         if any(line.strip() for line in content):
             blocks.append(_code(content))
-    elif name in TEXT_DIRECTIVES:
-        argument = match.group(2).strip() if match else ""
+    elif name and name not in SKIPPED_DIRECTIVES:   # text, a body, or an object's term and description
+        argument = match.group(2).strip() if match and name not in BODY_DIRECTIVES else ""
         lead = f"{_VERSION_NOTES[name]} {argument}." if name in _VERSION_NOTES and argument else argument
         if lead:
             blocks.append(Block("para", clean_inline(lead)))

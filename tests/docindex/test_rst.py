@@ -64,3 +64,17 @@ def test_rst_reads_headings_literal_blocks_and_directives(tmp_path):
     ]
     paths = [s.path for s in _sections(extracted.blocks, extracted.title or "guide")]
     assert ("Guide", "Install") in paths and ("Guide", "Install", "Options") in paths
+
+
+def test_rst_objects_keep_their_term_and_description_and_conditions_are_not_text(tmp_path):
+    """CMake's cmake(1) manual describes each option in a `.. option::` directive: every one was
+    dropped; `.. only:: html` read as the paragraph "html"."""
+    path = tmp_path / "cmake.1.rst"
+    path.write_text(".. only:: html\n\n  .. contents::\n\nOptions\n=======\n\n"
+                    ".. option:: -B <path-to-build>\n\n  Path to directory which CMake will use as the root of "
+                    "build directory.\n\n.. py:function:: join(a, *p)\n   :noindex:\n\n   Join paths.\n\n"
+                    ".. raw:: html\n\n  <b>raw</b>\n\n.. include:: OPTIONS.txt\n\n.. container:: box\n\n  Boxed text.\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("heading", "Options"), ("para", "-B <path-to-build>"),
+        ("para", "Path to directory which CMake will use as the root of build directory."),
+        ("para", "join(a, *p)"), ("para", "Join paths."), ("para", "Boxed text.")]
