@@ -20,7 +20,8 @@ not text; Markdown tables are embedded as plain rows; a lead-in with nothing aft
 quote vector). 4: stop 32 (raw HTML and blockquotes in Markdown read as a renderer shows them; HTML
 data tables and list items read as Markdown tables and items; "e.g."/"i.e." end no sentence). 5: stop 33
 (Markdown's indented code is code unless a list item or MkDocs block holds it; every piece of a long table
-keeps its header row, and no row is carried into the next chunk as overlap)."""
+keeps its header row, and no row is carried into the next chunk as overlap; reStructuredText directives the
+reader does not know keep their term and description; mdBook's menu bar and titles set as text are not quoted)."""
 
 
 @dataclass(frozen=True)
