@@ -17,6 +17,9 @@ not docutils: it reads what documentation sources use and leaves the rest as tex
   every option's text.
 * Indented blocks (definition lists, block quotes, directive bodies) are dedented and read
   the same way; a definition's term stays a paragraph of its own.
+* Simple tables (`=====  =====` borders) become Markdown tables, as HTML data tables do: read
+  as text, CMake's install() defaults table was quoted as "`TYPE` Argument … ======= `BIN` …".
+  Grid tables (`+---+`) are still text.
 * Inline: ``literal`` becomes `literal`, :role:`text <target>` its text, :role:`target` the
   target (`~a.b` → b), `text <url>`_ its text.
 """
@@ -29,6 +32,7 @@ from .blocks import Block, Extracted
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
 _OPTION = re.compile(r"^:[\w-]+:")
+_TABLE_BORDER = re.compile(r"^=+(?: +=+)+ *$")          # a simple table's border: two columns or more
 CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "parsed-literal"}
 TEXT_DIRECTIVES = {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint",
                    "seealso", "admonition", "topic", "sidebar", "rubric", "deprecated", "versionadded",
@@ -94,6 +98,10 @@ def _blocks(lines: list[str], styles: dict[tuple[str, bool], int]) -> list[Block
         if line.startswith(".."):
             flush()
             i = _directive(lines, i, blocks, styles)
+            continue
+        if not para and _TABLE_BORDER.match(line):
+            table, i = _simple_table(lines, i)
+            blocks += [table] if table else []
             continue
         if not line.strip():
             flush()
@@ -161,3 +169,31 @@ def _skip_blank(lines: list[str], i: int) -> int:
 def _code(body: list[str]) -> Block:
     code = "\n".join(body).strip("\n")
     return Block("code", f"```\n{code}\n```")
+
+
+def _simple_table(lines: list[str], i: int) -> tuple[Block | None, int]:
+    """The simple table whose top border is at `i`, as a Markdown table (a row whose first cell is
+    empty continues the row above); and the index after its bottom border."""
+    columns = [(m.start(), m.end()) for m in re.finditer(r"=+", lines[i])]
+    rows: list[list[str]] = []
+    header = 0
+    end = i + 1
+    while end < len(lines):
+        line = lines[end]
+        end += 1
+        if _TABLE_BORDER.match(line):
+            if end >= len(lines) or not lines[end].strip():
+                break                                   # the bottom border
+            header = len(rows)                          # the border under the header rows
+            continue
+        if not line.strip():
+            continue
+        starts = [a for a, _ in columns[1:]] + [len(line)]
+        cells = [line[a:b].strip() for (a, _), b in zip(columns, starts)]
+        if rows and not cells[0]:
+            rows[-1] = [f"{old} {new}".strip() for old, new in zip(rows[-1], cells)]
+        else:
+            rows.append(cells)
+    out = ["| " + " | ".join(clean_inline(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    out.insert(max(header, 1), "|" + "---|" * len(columns))
+    return (Block("para", "\n".join(out)) if rows else None), end

@@ -78,3 +78,15 @@ def test_rst_objects_keep_their_term_and_description_and_conditions_are_not_text
         ("heading", "Options"), ("para", "-B <path-to-build>"),
         ("para", "Path to directory which CMake will use as the root of build directory."),
         ("para", "join(a, *p)"), ("para", "Join paths."), ("para", "Boxed text.")]
+
+
+def test_rst_simple_tables_read_as_markdown_tables(tmp_path):
+    """CMake's install() defaults were quoted as "`TYPE` Argument … ======= `BIN` …"."""
+    path = tmp_path / "install.rst"
+    path.write_text("Defaults:\n\n===========  =================\n   Type      Default\n===========  =================\n"
+                    "``BIN``      ``bin``\n``LIB``      ``lib`` or\n             ``lib64``\n===========  =================\n\n"
+                    "=====  =====\nno     header\n=====  =====\n\nAfter.\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("para", "Defaults:"),
+        ("para", "| Type | Default |\n|---|---|\n| `BIN` | `bin` |\n| `LIB` | `lib` or `lib64` |"),
+        ("para", "| no | header |\n|---|---|"), ("para", "After.")]
