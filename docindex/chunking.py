@@ -240,8 +240,9 @@ def _head_that_fits(text: str, room: int,
     table = table_lines(text)
     for boundary in _SENTENCE_END.finditer(text):
         head = text[:boundary.start()].strip()
-        if not head or _LIST_MARKER.search(head) or (table and head.count("\n") < len(table[0])):
-            continue                        # a table's head holds a row besides its header
+        if not head or _LIST_MARKER.search(head) or (table and (
+                "\n" not in boundary.group() or head.count("\n") < len(table[0]))):
+            continue                        # a table is cut between whole rows, one besides its header at least
         tokens = _content_tokens(count_tokens, head)
         if tokens > room:
             break

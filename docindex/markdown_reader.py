@@ -131,7 +131,7 @@ class _Reader:
     def __init__(self, indented_code: bool = True) -> None:
         self.indented_code = indented_code
         self.indented: list[str] | None = None      # an indented code block being read
-        self.container = False                      # a list item or MkDocs block is open
+        self.container = False                      # a list item, MkDocs block, footnote or definition is open
         self.blocks: list[Block] = []
         self.para: list[str] = []
         self.para_quoted = self.in_comment = self.code_quoted = False
@@ -218,7 +218,7 @@ class _Reader:
             return
         if not quote and (heading := _ATX.match(line)):
             self.flush()
-            self.container = False
+            self.container = self.container and _indent(line) > 0        # a heading at the margin ends a list
             self.blocks.append(Block("heading", clean_inline(heading.group(2) or ""), len(heading.group(1))))
             return
         if not quote and _SETEXT.match(line) and len(self.para) == 1 and self.para[0].strip() \

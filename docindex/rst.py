@@ -33,7 +33,8 @@ _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
 _OPTION = re.compile(r"^:[\w-]+:")
 _TABLE_BORDER = re.compile(r"^=+(?: +=+)+ *$")          # a simple table's border: two columns or more
-CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "parsed-literal"}
+CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "parsed-literal", "doctest", "testcode", "testoutput",
+                   "productionlist", "ipython", "prompt", "code-tab", "jupyter-execute", "console"}
 TEXT_DIRECTIVES = {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint",
                    "seealso", "admonition", "topic", "sidebar", "rubric", "deprecated", "versionadded",
                    "versionchanged"}
@@ -42,7 +43,8 @@ SKIPPED_DIRECTIVES = {"toctree", "image", "include", "index", "literalinclude", 
                       "highlight", "meta", "tabularcolumns", "default-role", "role", "title", "math",
                       "cmake-module", "autosummary", "automodule", "autoclass", "autofunction", "automethod",
                       "autodata", "autoattribute", "autoexception", "moduleauthor", "sectionauthor",
-                      "codeauthor", "spelling", "ifconfig"}
+                      "codeauthor", "spelling", "ifconfig", "testsetup", "testcleanup", "graphviz", "digraph",
+                      "graph", "plot", "mermaid", "uml", "inheritance-diagram"}
 _VERSION_NOTES = {"versionadded": "New in version", "versionchanged": "Changed in version",
                   "deprecated": "Deprecated since version"}
 
@@ -173,27 +175,29 @@ def _code(body: list[str]) -> Block:
 
 def _simple_table(lines: list[str], i: int) -> tuple[Block | None, int]:
     """The simple table whose top border is at `i`, as a Markdown table (a row whose first cell is
-    empty continues the row above); and the index after its bottom border."""
+    empty continues the row above); and the index after its bottom border (the end of `lines`
+    when it has none)."""
     columns = [(m.start(), m.end()) for m in re.finditer(r"=+", lines[i])]
-    rows: list[list[str]] = []
+    rows: list[list[list[str]]] = []                    # each row's cells, each cell its lines' parts
     header = 0
     end = i + 1
     while end < len(lines):
         line = lines[end]
         end += 1
         if _TABLE_BORDER.match(line):
-            if end >= len(lines) or not lines[end].strip():
-                break                                   # the bottom border
+            if header or end >= len(lines) or not lines[end].strip():
+                break                                   # the bottom border: after a header's, or before a blank
             header = len(rows)                          # the border under the header rows
             continue
         if not line.strip():
             continue
         starts = [a for a, _ in columns[1:]] + [len(line)]
         cells = [line[a:b].strip() for (a, _), b in zip(columns, starts)]
-        if rows and not cells[0]:
-            rows[-1] = [f"{old} {new}".strip() for old, new in zip(rows[-1], cells)]
+        if rows and not cells[0]:                       # a continuation line of the row above
+            for parts, cell in zip(rows[-1], cells):
+                parts += [cell] if cell else []
         else:
-            rows.append(cells)
-    out = ["| " + " | ".join(clean_inline(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+            rows.append([[cell] if cell else [] for cell in cells])
+    out = ["| " + " | ".join(clean_inline(" ".join(c)).replace("|", "\\|") for c in row) + " |" for row in rows]
     out.insert(max(header, 1), "|" + "---|" * len(columns))
     return (Block("para", "\n".join(out)) if rows else None), end

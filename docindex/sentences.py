@@ -24,7 +24,7 @@ UnitKind = Literal["prose", "heading", "item", "row", "code"]
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s+|$)")     # "3." alone: a chunk cut after an item's marker
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _ROW = re.compile(r"^\s*\|")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 # A full stop followed by a lower-case word or an en or em dash ("e.g. the", "TLS?\" — no") ends nothing,
 # nor does one that closes a Latin abbreviation ("the default driver (i.e. `bridge`) has", Docker's manual).
 _ABBREVIATIONS = ("e.g", "i.e", "E.g", "I.e", "cf", "vs")     # also split_sentences and the page's splitSentences
@@ -54,6 +54,7 @@ def units(text: str) -> list[Unit]:
     found: list[Unit] = []
     current: tuple[UnitKind, int, int] | None = None
     in_code = False
+    fence = ""                  # the open fence: closed by a bare run of its character at least as long
 
     def close() -> None:
         nonlocal current
@@ -63,7 +64,10 @@ def units(text: str) -> list[Unit]:
 
     for start, end in _lines(text):
         line = text[start:end]
-        if _FENCE.match(line):
+        marker = _FENCE.match(line)
+        if marker and (not in_code or (marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence)
+                                       and not marker.group(2).strip())):
+            fence = marker.group(1)
             if in_code:
                 current = ("code", current[1] if current else start, end)
                 close()

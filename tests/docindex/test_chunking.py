@@ -236,3 +236,16 @@ def test_a_tiny_lead_in_takes_a_tables_first_rows_and_the_rest_keeps_the_header(
     chunks = chunks_of("# Changegroups\n\nThe rules:\n\n" + _long_table(30), count_tokens)
     assert chunks[0].text.startswith("The rules:\n\n| Existing Change |")
     assert all(c.text.split("\n")[0] == "| Existing Change | New Change | Output Change |" for c in chunks[1:])
+
+
+def test_a_lead_in_never_cuts_a_table_row_in_the_middle(count_tokens):
+    """Found by review: a head could end after a cell's full stop ("| CHANGE6 | NEW6 | Kept.")."""
+    rows = "\n".join(f"| CHANGE{i} | NEW{i} | Kept. It stays in the group word word word word word word after the "
+                     f"merge of change {i}. |" for i in range(8))
+    table = "| Existing Change | New Change | Output Change |\n|---|---|---|\n" + rows
+    for chunk in chunks_of("# T\n\nThe rules are listed below for you:\n\n" + table, count_tokens):
+        lines = [line for line in chunk.text.split("\n") if line.strip()]
+        rows_here = [line for line in lines if line.startswith("|")]
+        assert rows_here[:2] == table.split("\n")[:2] and chunk.text.count("| Existing Change") == 1
+        assert all(line.endswith("|") for line in rows_here)
+        assert not any("It stays" in line and not line.startswith("|") for line in lines)

@@ -273,3 +273,9 @@ def test_mdx_has_no_indented_code(tmp_path):
     path.write_text("Intro.\n\n    Indented text in MDX is text.\n")
     assert [(b.kind, b.text) for b in extract(path).blocks] == [
         ("para", "Intro."), ("para", "    Indented text in MDX is text.")]
+
+
+def test_a_heading_inside_a_list_item_keeps_the_list_open(tmp_path):
+    path = tmp_path / "a.md"
+    path.write_text("- item\n\n  ## Heading in item\n\n    text of item\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks][-1] == ("para", "    text of item")

@@ -90,3 +90,14 @@ def test_rst_simple_tables_read_as_markdown_tables(tmp_path):
         ("para", "Defaults:"),
         ("para", "| Type | Default |\n|---|---|\n| `BIN` | `bin` |\n| `LIB` | `lib` or `lib64` |"),
         ("para", "| no | header |\n|---|---|"), ("para", "After.")]
+
+
+def test_rst_a_table_ends_at_its_bottom_border_and_tests_and_grammars_are_code(tmp_path):
+    """Found by review: a bottom border with text right after it swallowed the rest of the file;
+    doctest and productionlist bodies were quoted as prose."""
+    path = tmp_path / "t.rst"
+    path.write_text("=====  =====\nA      B\n=====  =====\n1      2\n=====  =====\nText right after.\n\n"
+                    "Section\n=======\n\n.. doctest::\n\n   >>> print('hi')\n   hi\n\n.. testsetup:: *\n\n   import os\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("para", "| A | B |\n|---|---|\n| 1 | 2 |"), ("para", "Text right after."), ("heading", "Section"),
+        ("code", "```\n>>> print('hi')\nhi\n```")]

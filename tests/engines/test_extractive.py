@@ -478,3 +478,11 @@ def test_a_pages_title_set_as_a_paragraph_is_not_quoted() -> None:
             "SQLite supports three different threading modes.\n\nInstall the tool with pip and run it now")
     found = [c.text for c in candidates([Passage("t.html", text, 0.5)])]
     assert found == ["SQLite supports three different threading modes", "Install the tool with pip and run it now"]
+
+
+def test_code_that_shows_a_fence_stays_code() -> None:
+    """Found by review: an indented example holding ``` lines, written as a ```` fence, read its inner
+    lines as prose, because any ``` line closed the code."""
+    text = "Write a fence like this:\n\n````\n```python\nprint('hi there my good friend')\n```\n````\n\nDone with it now."
+    found = [c.text for c in candidates([Passage("f.md", text, 0.5)])]
+    assert not any("print" in f and "Write" not in f for f in found) and "Done with it now" in found
