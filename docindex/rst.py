@@ -17,6 +17,8 @@ not docutils: it reads what documentation sources use and leaves the rest as tex
   every option's text.
 * Indented blocks (definition lists, block quotes, directive bodies) are dedented and read
   the same way; a definition's term stays a paragraph of its own.
+* A list item's wrapped lines (indented under its text) continue it; they were read as the
+  description of a definition list whose term was the item's first line.
 * Simple tables (`=====  =====` borders) become Markdown tables, as HTML data tables do: read
   as text, CMake's install() defaults table was quoted as "`TYPE` Argument … ======= `BIN` …".
   Grid tables (`+---+`) are still text.
@@ -32,6 +34,7 @@ from .blocks import Block, Extracted
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
 _OPTION = re.compile(r"^:[\w-]+:")
+_LIST_ITEM = re.compile(r"^(?:[-*+\u2022]|\d+[.)]|#\.|\(?[a-zA-Z0-9]\))\s+\S")   # "- x", "1. x", "#. x", "(a) x"
 _TABLE_BORDER = re.compile(r"^=+(?: +=+)+ *$")          # a simple table's border: two columns or more
 CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "parsed-literal", "doctest", "testcode", "testoutput",
                    "productionlist", "ipython", "prompt", "code-tab", "jupyter-execute", "console"}
@@ -124,6 +127,13 @@ def _blocks(lines: list[str], styles: dict[tuple[str, bool], int]) -> list[Block
             body, i = _indented(lines, _skip_blank(lines, i))
             if body:
                 blocks.append(_code(body))
+        elif i < n and lines[i][:1].isspace() and lines[i].strip() and _LIST_ITEM.match(line):
+            body, i = _indented(lines, i)               # a list item's wrapped lines, then its own blocks
+            text = body[:body.index("")] if "" in body else body
+            para.extend(text)
+            if len(text) < len(body):
+                flush()
+                blocks += _blocks(body[len(text):], styles)
         elif i < n and lines[i][:1].isspace() and lines[i].strip() and len(para) == 1:
             flush()                                     # a definition list's term: its own paragraph
     flush()

@@ -101,3 +101,15 @@ def test_rst_a_table_ends_at_its_bottom_border_and_tests_and_grammars_are_code(t
     assert [(b.kind, b.text) for b in extract(path).blocks] == [
         ("para", "| A | B |\n|---|---|\n| 1 | 2 |"), ("para", "Text right after."), ("heading", "Section"),
         ("code", "```\n>>> print('hi')\nhi\n```")]
+
+
+def test_rst_a_list_items_wrapped_lines_continue_it(tmp_path):
+    """pip's docs: "1. Identify the base requirements. The user supplied arguments are processed" over
+    "   here." was read as a definition list: the item a term, "here." its description."""
+    path = tmp_path / "pip_install.rst"
+    path.write_text("pip install has several stages:\n\n1. Identify the base requirements. The arguments are processed\n"
+                    "   here.\n2. Resolve dependencies.\n\n   A second paragraph of the item.\n\n``APPEND``\n  Append.\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("para", "pip install has several stages:"),
+        ("para", "1. Identify the base requirements. The arguments are processed\nhere.\n2. Resolve dependencies."),
+        ("para", "A second paragraph of the item."), ("para", "`APPEND`"), ("para", "Append.")]
