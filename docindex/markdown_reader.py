@@ -15,6 +15,11 @@ it, unless a list item, a MkDocs block (`!!! note`, `??? tip`, `=== "Tab"`), a f
 definition is open: their content is indented too. Docker's "    --rm=false: Automatically remove the container when it
 exits" was quoted as a sentence. MDX has no indented code (`indented_code=False`).
 
+MyST (Markdown for Sphinx): a role reads as its text ({ref}`pip hash` → `pip hash`); a fenced
+directive whose body is text (```{note}, ```{versionadded} 21.2, ```{tab}) is read as Markdown,
+```{eval-rst} as reStructuredText, ```{toctree} and the like are not text; any other fenced
+directive (```{code-block}, ```{pip-cli}) stays code. pip's notes and version notes were code.
+
 Raw HTML: a line that opens with a block-level tag starts an HTML block (CommonMark's kinds
 1 and 6), which runs to the next blank line; `<pre>` runs to its `</pre>`, and `<table>` to
 its `</table>` across blank lines between rows. The block is read by the HTML reader
@@ -30,6 +35,7 @@ from typing import Any
 from .blocks import Block, Extracted
 from .html_reader import html_fragment
 from .mdx import without_comments
+from .rst import BODY_DIRECTIVES, SKIPPED_DIRECTIVES, TEXT_DIRECTIVES, VERSION_NOTES, parse_rst
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -42,6 +48,9 @@ _CONTAINER = re.compile(r"^ {0,3}(?:(?:[-*+]|\d+[.)])(?:\s|$)|(?:!!!|\?\?\?\+?|=
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:\s*\S")     # not a footnote's "[^1]: …"
 _REFERENCE_LINK = re.compile(r"(!?)\[([^\]]+)\]\[[^\]]*\]")
 _CODE_SPAN = re.compile(r"(`+).+?\1")
+_MYST_ROLE = re.compile(r"\{[a-zA-Z][\w:.+-]*\}$")              # {ref}`target`: the role's name
+_MYST_DIRECTIVE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})\{([\w:-]+)\}[ \t]*(.*)$")
+_MYST_OPTION = re.compile(r"^\s*:[\w-]+:")
 
 _HTML_BLOCK = re.compile(
     r"^ {0,3}</?(?:address|article|aside|blockquote|center|details|dialog|dd|div|dl|dt|figcaption|figure|footer"
@@ -68,6 +77,18 @@ def without_inline_tags(text: str) -> str:
         out += [strip(text[at:span.start()]), span.group()]
         at = span.end()
     return "".join(out) + strip(text[at:])
+
+
+def _without_myst_roles(text: str) -> str:
+    """`text` with each MyST role's name taken off the code span it opens ({ref}`x` → `x`);
+    a code span's own braces (`{text}`) stay."""
+    if "}`" not in text:
+        return text
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_MYST_ROLE.sub("", text[at:span.start()]), span.group()]
+        at = span.end()
+    return "".join(out) + text[at:]
 
 
 def _reference_links_as_text(line: str) -> str:
@@ -141,13 +162,14 @@ class _Reader:
 
     def flush(self) -> None:
         if any(line.strip() for line in self.para):
-            text = without_inline_tags("\n".join(self.para))
+            text = _without_myst_roles(without_inline_tags("\n".join(self.para)))
             self.blocks.append(Block("para", _reference_links_as_text(text).strip("\n")))
         self.para.clear()
 
     def end_code(self) -> None:
         if self.code is not None:
-            self.blocks.append(Block("code", "\n".join(self.code)))
+            directive = _myst_directive(self.code)
+            self.blocks.extend(directive if directive is not None else [Block("code", "\n".join(self.code))])
         self.code = None
 
     def end_indented(self) -> None:
@@ -232,6 +254,26 @@ class _Reader:
         if not self.para:
             self.para_quoted = bool(quote)
         self.para.append(line)
+
+
+def _myst_directive(lines: list[str]) -> list[Block] | None:
+    """The blocks of a fenced MyST directive whose body is text (module docstring); None: code."""
+    match = _MYST_DIRECTIVE.match(lines[0])
+    if match is None:
+        return None
+    name, argument = match.group(1), match.group(2).strip()
+    body = lines[1:-1] if len(lines) > 1 and _FENCE.match(lines[-1]) and not lines[-1].strip("`~ \t") else lines[1:]
+    while body and _MYST_OPTION.match(body[0]):
+        body = body[1:]                                 # :class: tip
+    if name in SKIPPED_DIRECTIVES:
+        return []
+    if name == "eval-rst":
+        return parse_rst("\n".join(body)).blocks
+    if name not in TEXT_DIRECTIVES and name not in BODY_DIRECTIVES:
+        return None
+    lead = "" if name in BODY_DIRECTIVES else \
+        f"{VERSION_NOTES[name]} {argument}." if name in VERSION_NOTES and argument else argument
+    return ([Block("para", clean_inline(lead))] if lead else []) + parse_markdown("\n".join(body)).blocks
 
 
 def parse_markdown(text: str, indented_code: bool = True) -> Extracted:

@@ -41,14 +41,15 @@ CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "parsed-literal", "doctes
 TEXT_DIRECTIVES = {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint",
                    "seealso", "admonition", "topic", "sidebar", "rubric", "deprecated", "versionadded",
                    "versionchanged"}
-BODY_DIRECTIVES = {"only", "container", "figure", "program", "module", "currentmodule", "default-domain"}
+BODY_DIRECTIVES = {"only", "container", "figure", "program", "module", "currentmodule", "default-domain",
+                   "tab", "tabs", "tab-set", "tab-item", "grid", "grid-item"}
 SKIPPED_DIRECTIVES = {"toctree", "image", "include", "index", "literalinclude", "raw", "contents", "sectnum",
                       "highlight", "meta", "tabularcolumns", "default-role", "role", "title", "math",
                       "cmake-module", "autosummary", "automodule", "autoclass", "autofunction", "automethod",
                       "autodata", "autoattribute", "autoexception", "moduleauthor", "sectionauthor",
                       "codeauthor", "spelling", "ifconfig", "testsetup", "testcleanup", "graphviz", "digraph",
                       "graph", "plot", "mermaid", "uml", "inheritance-diagram"}
-_VERSION_NOTES = {"versionadded": "New in version", "versionchanged": "Changed in version",
+VERSION_NOTES = {"versionadded": "New in version", "versionchanged": "Changed in version",
                   "deprecated": "Deprecated since version"}
 
 _ROLE_WITH_TEXT = re.compile(r":[\w:+-]+:`([^`<]+?)\s*<[^`>]*>`")
@@ -153,7 +154,7 @@ def _directive(lines: list[str], i: int, blocks: list[Block], styles: dict[tuple
             blocks.append(_code(content))
     elif name and name not in SKIPPED_DIRECTIVES:   # text, a body, or an object's term and description
         argument = match.group(2).strip() if match and name not in BODY_DIRECTIVES else ""
-        lead = f"{_VERSION_NOTES[name]} {argument}." if name in _VERSION_NOTES and argument else argument
+        lead = f"{VERSION_NOTES[name]} {argument}." if name in VERSION_NOTES and argument else argument
         if lead:
             blocks.append(Block("para", clean_inline(lead)))
         blocks += _blocks(body, styles)

@@ -279,3 +279,16 @@ def test_a_heading_inside_a_list_item_keeps_the_list_open(tmp_path):
     path = tmp_path / "a.md"
     path.write_text("- item\n\n  ## Heading in item\n\n    text of item\n")
     assert [(b.kind, b.text) for b in extract(path).blocks][-1] == ("para", "    text of item")
+
+
+def test_myst_roles_read_as_their_text_and_text_directives_as_markdown(tmp_path):
+    """pip's docs (MyST): "{file}`requirements.txt`" was quoted as written, and its notes and version
+    notes were code blocks."""
+    path = tmp_path / "a.md"
+    path.write_text("Use {ref}`pip hash` and {file}`requirements.txt`, not `{text}`.\n\n```{note}\n:class: tip\nA **note**.\n```\n\n"
+                    "```{versionadded} 21.2\nThe flag.\n```\n\n```{toctree}\nfoo\n```\n\n```{pip-cli}\n$ pip install x\n```\n\n"
+                    "```{eval-rst}\n.. note::\n   From reST.\n```\n\n````{tab} Unix\n```console\n$ ls\n```\n````\n")
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("para", "Use `pip hash` and `requirements.txt`, not `{text}`."), ("para", "A **note**."), ("para", "New in version 21.2."),
+        ("para", "The flag."), ("code", "```{pip-cli}\n$ pip install x\n```"), ("para", "From reST."),
+        ("code", "```console\n$ ls\n```")]
