@@ -13,7 +13,8 @@ not docutils: it reads what documentation sources use and leaves the rest as tex
   `image`, `include`, `index`, `raw`, `contents`, comments, targets and substitutions are not text.
 * Any other directive is an object being described (Sphinx's `function`, `class`, `option`,
   `py:method`, CMake's `variable`, `genex`): its argument is the term (`-S <path-to-source>`)
-  and its body the description. They were dropped before stop 33: CMake's cmake(1) manual lost
+  and its body the description; without a body (content a Sphinx extension generates, pip's
+  `.. pip-command-usage:: freeze`) it is not text. They were dropped before stop 33: CMake's cmake(1) manual lost
   every option's text.
 * Indented blocks (definition lists, block quotes, directive bodies) are dedented and read
   the same way; a definition's term stays a paragraph of its own.
@@ -153,7 +154,9 @@ def _directive(lines: list[str], i: int, blocks: list[Block], styles: dict[tuple
         if any(line.strip() for line in content):
             blocks.append(_code(content))
     elif name and name not in SKIPPED_DIRECTIVES:   # text, a body, or an object's term and description
-        argument = match.group(2).strip() if match and name not in BODY_DIRECTIVES else ""
+        described = name in TEXT_DIRECTIVES or any(line.strip() for line in body)   # an object without a
+        argument = match.group(2).strip() if match and described and name not in BODY_DIRECTIVES else ""
+        #                                  description is generated elsewhere (pip's `pip-command-usage:: freeze`)
         lead = f"{VERSION_NOTES[name]} {argument}." if name in VERSION_NOTES and argument else argument
         if lead:
             blocks.append(Block("para", clean_inline(lead)))

@@ -113,3 +113,11 @@ def test_rst_a_list_items_wrapped_lines_continue_it(tmp_path):
         ("para", "pip install has several stages:"),
         ("para", "1. Identify the base requirements. The arguments are processed\nhere.\n2. Resolve dependencies."),
         ("para", "A second paragraph of the item."), ("para", "`APPEND`"), ("para", "Append.")]
+
+
+def test_rst_an_object_directive_without_a_body_is_not_text(tmp_path):
+    """pip's `.. pip-command-usage:: freeze "python -m pip"` (its content comes from a Sphinx extension)."""
+    path = tmp_path / "pip_freeze.rst"
+    path.write_text('Usage\n=====\n\n.. pip-command-usage:: freeze "python -m pip"\n\n.. versionadded:: 2.0\n\nText.\n')
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [
+        ("heading", "Usage"), ("para", "New in version 2.0."), ("para", "Text.")]
