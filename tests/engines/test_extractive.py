@@ -472,17 +472,21 @@ def test_a_sentence_ending_in_a_full_stop_that_points_at_code_carries_it() -> No
     assert len(candidates([Passage("p.html", prose, 0.5)])) == 3      # not a lead-in: nothing to carry
 
 
+def _quoted(text: str) -> list[str]:
+    """The sentences one passage of `text` offers for quoting."""
+    return [c.text for c in candidates([Passage("p.md", text, 0.5)])]
+
+
 def test_a_pages_title_set_as_a_paragraph_is_not_quoted() -> None:
     """SQLite's pages set their title as a <div>: "Using SQLite In Multi-Threaded Applications [1]." was an answer."""
-    text = ("Using SQLite In Multi-Threaded Applications\n\n# 1. Overview\n\n"
-            "SQLite supports three different threading modes.\n\nInstall the tool with pip and run it now")
-    found = [c.text for c in candidates([Passage("t.html", text, 0.5)])]
-    assert found == ["SQLite supports three different threading modes", "Install the tool with pip and run it now"]
+    assert _quoted("Using SQLite In Multi-Threaded Applications\n\n# 1. Overview\n\nSQLite supports three different "
+                   "threading modes.\n\nInstall the tool with pip and run it now") == [
+        "SQLite supports three different threading modes", "Install the tool with pip and run it now"]
 
 
 def test_code_that_shows_a_fence_stays_code() -> None:
     """Found by review: an indented example holding ``` lines, written as a ```` fence, read its inner
     lines as prose, because any ``` line closed the code."""
-    text = "Write a fence like this:\n\n````\n```python\nprint('hi there my good friend')\n```\n````\n\nDone with it now."
-    found = [c.text for c in candidates([Passage("f.md", text, 0.5)])]
+    found = _quoted("Write a fence like this:\n\n````\n```python\nprint('hi there my good friend')\n```\n````\n\n"
+                    "Done with it now.")
     assert not any("print" in f and "Write" not in f for f in found) and "Done with it now" in found
