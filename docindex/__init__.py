@@ -6,7 +6,8 @@
     extract.py     files → blocks (headings, paragraphs, code): the readers by suffix, plain text
     markdown_reader.py  Markdown: fences, blockquotes, raw HTML blocks, comments and link definitions
     html_reader.py  HTML: page chrome dropped, data tables as Markdown tables; pdf.py: PDF
-    chunking.py    blocks → chunks: heading paths, GitHub slugs, token-sized pieces with overlap
+    chunking.py    blocks → chunks: heading paths, token-sized pieces with overlap
+    slugs.py       GitHub's heading anchors (chunk anchors, citation links)
     embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)
     minilm.py      the default embedder: the re-quantized MiniLM when it passes quantize.py's check
     static_vectors.py  MiniLM's static token vectors (the extractive engine's fast sentence ranking)

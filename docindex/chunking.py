@@ -32,11 +32,11 @@ Markdown tables as plain rows (table_rows.py). The stored and displayed
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .extract import Block
+from .slugs import Slugger
 from .table_rows import plain_tables, table_lines
 
 MAX_TOKENS = 256        # the embedder's window, special tokens included
@@ -64,32 +64,6 @@ class Chunk:
     def embed_text(self) -> str:
         """What the embedder and BM25 see: the heading path gives the body its context."""
         return f"{self.title}\n{plain_tables(self.text)}"
-
-
-# ---------------------------------------------------------------- slugs
-
-_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
-
-
-def slugify(heading: str) -> str:
-    """GitHub's anchor for a heading: lower-case, punctuation dropped, spaces → '-'."""
-    text = unicodedata.normalize("NFC", heading).strip().lower()
-    return _SLUG_DROP.sub("", text).replace(" ", "-")
-
-
-class Slugger:
-    """Unique slugs within one document, numbered the way GitHub (github-slugger) does."""
-
-    def __init__(self) -> None:
-        self._seen: dict[str, int] = {}
-
-    def slug(self, heading: str) -> str:
-        base = slug = slugify(heading)
-        while slug in self._seen:
-            self._seen[base] += 1
-            slug = f"{base}-{self._seen[base]}"
-        self._seen[slug] = 0
-        return slug
 
 
 # ---------------------------------------------------------------- sections

@@ -77,8 +77,8 @@ def locate(corpus: Corpus, source: str, evidence: str) -> str | None:
     it has one (Sphinx puts its sidebar table of contents there), counts only
     when the body does not have the evidence.
     """
-    from docindex.chunking import Slugger
     from docindex.extract import parse_html
+    from docindex.slugs import Slugger
 
     blocks = parse_html((corpus.root / source).read_text(encoding="utf-8")).blocks
     has_title = any(b.kind == "heading" and b.level == 1 for b in blocks)

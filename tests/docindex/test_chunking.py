@@ -5,9 +5,10 @@ import re
 import pytest
 from tokenizers import Tokenizer
 
-from docindex.chunking import MAX_TOKENS, Slugger, chunk_blocks, slugify
+from docindex.chunking import MAX_TOKENS, chunk_blocks
 from docindex.embedder import tokenizer_path
 from docindex.extract import parse_markdown
+from docindex.slugs import Slugger, slugify
 
 
 @pytest.fixture(scope="module")
