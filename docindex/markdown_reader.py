@@ -149,8 +149,8 @@ def _dedent4(line: str) -> str:
 
 
 class _Reader:
-    def __init__(self, indented_code: bool = True) -> None:
-        self.indented_code = indented_code
+    def __init__(self, indented_code: bool = True, depth: int = 0) -> None:
+        self.indented_code, self.depth = indented_code, depth      # depth: MyST directives around it
         self.indented: list[str] | None = None      # an indented code block being read
         self.container = False                      # a list item, MkDocs block, footnote or definition is open
         self.blocks: list[Block] = []
@@ -168,7 +168,7 @@ class _Reader:
 
     def end_code(self) -> None:
         if self.code is not None:
-            directive = _myst_directive(self.code)
+            directive = _myst_directive(self.code, self.depth) if self.depth < MYST_MAX_DEPTH else None
             self.blocks.extend(directive if directive is not None else [Block("code", "\n".join(self.code))])
         self.code = None
 
@@ -256,7 +256,11 @@ class _Reader:
         self.para.append(line)
 
 
-def _myst_directive(lines: list[str]) -> list[Block] | None:
+MYST_MAX_DEPTH = 8
+"""Fenced MyST directives nested deeper than this are code: hostile nesting must not recurse without end."""
+
+
+def _myst_directive(lines: list[str], depth: int = 0) -> list[Block] | None:
     """The blocks of a fenced MyST directive whose body is text (module docstring); None: code."""
     match = _MYST_DIRECTIVE.match(lines[0])
     if match is None:
@@ -273,10 +277,11 @@ def _myst_directive(lines: list[str]) -> list[Block] | None:
         return None
     lead = "" if name in BODY_DIRECTIVES else \
         f"{VERSION_NOTES[name]} {argument}." if name in VERSION_NOTES and argument else argument
-    return ([Block("para", clean_inline(lead))] if lead else []) + parse_markdown("\n".join(body)).blocks
+    inner = parse_markdown("\n".join(body), depth=depth + 1).blocks
+    return ([Block("para", clean_inline(lead))] if lead else []) + inner
 
 
-def parse_markdown(text: str, indented_code: bool = True) -> Extracted:
+def parse_markdown(text: str, indented_code: bool = True, *, depth: int = 0) -> Extracted:
     metadata: dict[str, Any] = {}
     match = _FRONT_MATTER.match(text)
     if match:
@@ -287,7 +292,7 @@ def parse_markdown(text: str, indented_code: bool = True) -> Extracted:
     for i in range(len(lines) - 2, -1, -1):
         after = _QUOTE.sub("", lines[i + 1], count=1).lstrip()
         tag_follows[i] = after.startswith("<") if after else tag_follows[i + 1]
-    reader = _Reader(indented_code)
+    reader = _Reader(indented_code, depth)
     for line, tag in zip(lines, tag_follows):
         reader.feed(line, tag)
     reader.end_indented()

@@ -292,3 +292,9 @@ def test_myst_roles_read_as_their_text_and_text_directives_as_markdown(tmp_path)
         ("para", "Use `pip hash` and `requirements.txt`, not `{text}`."), ("para", "A **note**."), ("para", "New in version 21.2."),
         ("para", "The flag."), ("code", "```{pip-cli}\n$ pip install x\n```"), ("para", "From reST."),
         ("code", "```console\n$ ls\n```")]
+
+
+def test_deeply_nested_myst_directives_are_read_without_recursing_without_end(tmp_path):
+    path = tmp_path / "a.md"
+    path.write_text("````{note}\n" * 3000 + "Deep text.\n")
+    assert extract(path).blocks        # read (the innermost levels as code), not UnreadableFile
