@@ -10,6 +10,7 @@
 - **Front matter**: text before the first heading (a cover page) gets a
   heading of its own, the title (or "Front matter"), so its section has a
   real anchor instead of an empty one.
+- **Hyphenated words** at a line's end are joined (`_dehyphenated`).
 - **Running headers and footers**: a line among the first or last
   `EDGE_LINES` of a page that recurs (digits aside: "Page 3 of 9") at the
   same edge on at least `RUNNING_SHARE` of the pages (and on 2 or more) is
@@ -48,7 +49,7 @@ def parse_pdf(data: bytes) -> Extracted:
         sized: list[tuple[str, list[float]]] = []          # the first pages' characters and font sizes
         for number, page in enumerate(pdf):
             textpage = page.get_textpage()
-            pages.append(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
+            pages.append(_dehyphenated(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")))
             if number < BODY_PAGES:
                 sized.append(char_sizes(textpage))
             textpage.close()
@@ -77,6 +78,14 @@ def parse_pdf(data: bytes) -> Extracted:
     if blocks and blocks[0].kind != "heading" and (outline or title):
         blocks.insert(0, Block("heading", title or FRONT_MATTER, 1))
     return Extracted(title or None, blocks, {"pages": len(pages)})
+
+
+def _dehyphenated(text: str) -> str:
+    """pdfium marks a hyphen that breaks a word at a line's end as U+FFFE and drops the line break
+    ("coordi\ufffenates"): shown as "coordi￾nates" (gnuplot's manual: 98 in 1,391 chunks) and two
+    tokens for search. The word is joined; a compound broken at its own hyphen ("user-defined")
+    loses it. Soft hyphens (U+00AD) are invisible by definition."""
+    return text.replace("\ufffe", "").replace("\u00ad", "") if "\ufffe" in text or "\u00ad" in text else text
 
 
 def char_sizes(textpage: object) -> tuple[str, list[float]]:

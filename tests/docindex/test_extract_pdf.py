@@ -71,3 +71,10 @@ def test_a_line_on_one_page_only_is_content(tmp_path):
     pages = [["Intro", "Shared first line"], ["Other start", "Body two"], ["Third start", "Body three"]]
     text = "\n".join(b.text for b in extract(write_pdf(tmp_path / "x.pdf", pages)).blocks)
     assert all(line in text for page in pages for line in page)
+
+
+def test_a_word_hyphenated_at_a_lines_end_is_joined(tmp_path):
+    """pdfium gives "coordi\ufffenates": gnuplot's manual showed "coordi￾nates" in 98 chunks."""
+    pages = [["The gnuplot coordi-", "nates are set by the user-", "defined functions here."]]
+    text = "\n".join(b.text for b in extract(write_pdf(tmp_path / "h.pdf", pages)).blocks)
+    assert "coordinates" in text and "\ufffe" not in text
