@@ -74,7 +74,7 @@ def test_a_line_on_one_page_only_is_content(tmp_path):
 
 
 def test_a_word_hyphenated_at_a_lines_end_is_joined(tmp_path):
-    """pdfium gives "coordi\ufffenates": gnuplot's manual showed "coordi￾nates" in 98 chunks."""
+    """pdfium gives "coordi\ufffenates": gnuplot's manual showed "coordi<U+FFFE>nates" in 98 chunks."""
     pages = [["The gnuplot coordi-", "nates are set by the user-", "defined functions here."]]
     text = "\n".join(b.text for b in extract(write_pdf(tmp_path / "h.pdf", pages)).blocks)
     assert "coordinates" in text and "\ufffe" not in text
