@@ -81,11 +81,11 @@ def parse_pdf(data: bytes) -> Extracted:
 
 
 def _dehyphenated(text: str) -> str:
-    """pdfium marks a hyphen that breaks a word at a line's end as U+FFFE and drops the line break
-    ("coordi\ufffenates"): shown as "coordi<U+FFFE>nates" (gnuplot's manual: 98 in 1,391 chunks) and two
-    tokens for search. The word is joined; a compound broken at its own hyphen ("user-defined")
-    loses it. Soft hyphens (U+00AD) are invisible by definition."""
-    return text.replace("\ufffe", "").replace("\u00ad", "") if "\ufffe" in text or "\u00ad" in text else text
+    """pdfium marks a hyphen that breaks a word at a line's end as U+FFFE and drops the line break:
+    shown as "coordi<U+FFFE>nates" (gnuplot's manual: 98 in 1,391 chunks) and two tokens for search.
+    The word is joined; a compound broken at its own hyphen ("user-defined") loses it. Soft hyphens
+    (U+00AD) are invisible by definition."""
+    return text.replace("\ufffe", "").replace("\u00ad", "")
 
 
 def char_sizes(textpage: object) -> tuple[str, list[float]]:

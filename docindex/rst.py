@@ -154,9 +154,9 @@ def _directive(lines: list[str], i: int, blocks: list[Block], styles: dict[tuple
         if any(line.strip() for line in content):
             blocks.append(_code(content))
     elif name and name not in SKIPPED_DIRECTIVES:   # text, a body, or an object's term and description
-        described = name in TEXT_DIRECTIVES or any(line.strip() for line in body)   # an object without a
+        # An object directive without a body has its content generated elsewhere (pip's `pip-command-usage::`).
+        described = name in TEXT_DIRECTIVES or any(line.strip() for line in body)
         argument = match.group(2).strip() if match and described and name not in BODY_DIRECTIVES else ""
-        #                                  description is generated elsewhere (pip's `pip-command-usage:: freeze`)
         lead = f"{VERSION_NOTES[name]} {argument}." if name in VERSION_NOTES and argument else argument
         if lead:
             blocks.append(Block("para", clean_inline(lead)))
