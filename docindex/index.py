@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import browse, doclexical, lexical, phrase_postings, score_fusion, store
+from . import browse, doclexical, duplicates, lexical, phrase_postings, score_fusion, store
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
@@ -180,7 +180,14 @@ class Index:
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
                 np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
             fuse_documents(fused, doc_of, list(doc_bm25), ranking.doc_bm25_weight, ranking.rrf_k)
-            top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)[:k]
+            ranked = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
+            if mode == "hybrid" and ranking.distinct:
+                by_id = {item.chunk_id: item for item in ranked}
+                order = duplicates.distinct(
+                    list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), self._chunk_texts,
+                    ranking.per_doc)
+                ranked = [by_id[chunk_id] for chunk_id in order[:k]]
+            top = ranked[:k]
             top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)
             top_rows = snapshot.rows_of(top_ids)
             cosines = np.einsum("ij,j->i", snapshot.matrix[top_rows], query_vector)
@@ -261,6 +268,10 @@ class Index:
         from the search files when they hold the phrase (`tokens`, phrase_postings.py), else from FTS5."""
         stored = snapshot.lexical.phrases.get(tokens) if table == "chunks_fts" and tokens else None
         return stored if stored is not None else phrase_postings.fts5_scores(self._conn, term, snapshot.rows_of, table)
+
+    def _chunk_texts(self, chunk_ids: list[int]) -> dict[int, str]:
+        marks = ",".join("?" * len(chunk_ids))
+        return dict(self._conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", chunk_ids))
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
         if not chunk_ids:

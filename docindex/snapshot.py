@@ -41,6 +41,12 @@ class Snapshot:
         ordered: np.ndarray = self.ids[self.id_order]
         return ordered
 
+    @cached_property
+    def doc_sizes(self) -> dict[int, int]:
+        """Chunks per document (duplicates.py: of two copies, the smaller document's is kept)."""
+        docs, counts = np.unique(self.doc_ids, return_counts=True)
+        return dict(zip(docs.tolist(), counts.tolist()))
+
     def field_postings(self, conn: sqlite3.Connection) -> lexical.Lexical:
         """BM25 postings of the chunks' fields (title, heading path, file path), built on first use."""
         if "fields" not in self.fields:

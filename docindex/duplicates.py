@@ -1,0 +1,85 @@
+"""The same text on two pages takes one place in the results, on the more specific page.
+
+Documentation repeats itself across files: Node.js ships every API page twice more, once
+inside all.html (the whole manual on one page) and, for some, as the Markdown source beside
+the HTML; mdBook writes print.html; Sphinx can build a single-page copy; a manual may keep a
+page per version. Ranked as they come, such copies take two or three of the first places with
+one passage: asked "How do I join path segments portably across Windows and Linux?" on Node's
+API docs, the 4 passages an answer gets were path.join's entry and path.sep's, each twice
+(all.html and path.html), and all.html was the second page for 15 of 16 questions.
+
+`distinct` walks the ranked chunks and compares each with those already kept from other
+documents: a copy shares at least `SAME_SHARE` of the shorter one's word `SHINGLE`-grams
+(lower-cased words, so Markdown's backticks and emphasis do not matter). A share, not equality:
+the copy's chunks are cut elsewhere (all.html's start where a page's do not), so a copy is mostly
+a shifted window of its twin (certificate.checkHost's entry: 0.954 cosine). Of two copies:
+- when one document has `AGGREGATE_RATIO` times the other's chunks, it is the manual holding the
+  page: the page's copy takes the better place and the manual's follows the first k;
+- otherwise, two pages that share a paragraph (PostgreSQL's CREATE INDEX and REINDEX both explain
+  building concurrently): the passages ranking keeps the first only (an answer needs it once), the
+  page ranking keeps both (each page is an answer).
+What is passed over follows, in order, so a search still fills its k. Chunks of one document are
+never compared: two near-identical entries of one page (`readFile` and `readFileSync`) are two
+answers. Only the first k × WINDOW + WINDOW candidates are looked at: a copy whose twin ranked
+lower than that stays.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+SAME_SHARE = 0.5
+AGGREGATE_RATIO = 4     # a document this many times another's chunks holds it (all.html, print.html)
+SHINGLE = 5
+WINDOW = 4          # candidates looked at: k × WINDOW + WINDOW, enough to fill k after the copies go
+_WORD = re.compile(r"\w+")
+
+
+def shingles(text: str) -> frozenset[int]:
+    """The hashes of the text's lower-cased word SHINGLE-grams (a shorter text: its words as one)."""
+    words = _WORD.findall(text.lower())
+    if len(words) < SHINGLE:
+        return frozenset({hash(tuple(words))}) if words else frozenset()
+    return frozenset(hash(tuple(words[i:i + SHINGLE])) for i in range(len(words) - SHINGLE + 1))
+
+
+def copies(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Whether two texts' shingles say the same (module docstring)."""
+    if not a or not b:
+        return False
+    return len(a & b) >= SAME_SHARE * min(len(a), len(b))
+
+
+def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: Callable[[int], int],
+             texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0) -> list[int]:
+    """`ranked` (chunk ids, best first) with cross-document copies moved after the first k distinct
+    chunks (module docstring). `per_doc` > 0 is the page ranking (one chunk per page first): a page's
+    copy takes its manual's place only while the page has fewer than `per_doc` chunks kept."""
+    window = list(ranked[: k * WINDOW + WINDOW])
+    if len(window) < 2:
+        return list(ranked)
+    text_of = texts(window)
+    shingled = {chunk_id: shingles(text_of.get(chunk_id, "")) for chunk_id in window}
+    kept: list[int] = []
+    moved: list[int] = []
+    for chunk_id in window:
+        if len(kept) == k:
+            break
+        mine = doc_of[chunk_id]
+        twin = next((c for c in kept if doc_of[c] != mine and copies(shingled[c], shingled[chunk_id])), None)
+        if twin is None:
+            kept.append(chunk_id)
+            continue
+        theirs = doc_of[twin]
+        if doc_sizes(mine) * AGGREGATE_RATIO <= doc_sizes(theirs):
+            if per_doc <= 0 or sum(doc_of[c] == mine for c in kept) < per_doc:
+                kept[kept.index(twin)] = chunk_id   # the page takes the place of the manual holding it
+                moved.append(twin)
+            else:
+                moved.append(chunk_id)
+        elif per_doc <= 0 or doc_sizes(theirs) * AGGREGATE_RATIO <= doc_sizes(mine):
+            moved.append(chunk_id)                  # passages: once is enough; pages: not the manual again
+        else:
+            kept.append(chunk_id)                   # two pages of their own that share a paragraph
+    done = set(kept) | set(moved)
+    return kept + moved + [c for c in ranked if c not in done]
