@@ -1,5 +1,12 @@
 """HTML pages as blocks: headings, paragraphs, code and data tables, without the page's chrome.
 
+A DocBook block's title (`<p class="title">` over a sidebar, admonition, example, figure or table:
+the Debian Administrator's Handbook's "TIP Listing a package contents and finding a file's
+package", PostgreSQL's "Table 9.1. Comparison Operators") is a bold line of its own: searched
+and embedded with its block, never quoted as a sentence (sentences.is_label). Read as a
+paragraph, it was an answer's sentence: "TIP Listing a package contents and finding a file's
+package [1]."
+
 A data table (2+ rows and columns, no cell with more than one paragraph or any other block)
 becomes one paragraph holding a Markdown table, one row a line, so it is chunked, embedded and
 quoted like one (docindex/table_rows.py): "on-failure — Restart only if the container exits
@@ -141,6 +148,11 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                     blocks.append(Block("code", f"```\n{code}\n```"))
             elif tag == "br":
                 buffer.append("\n")
+            elif tag == "p" and "title" in (child.attributes.get("class") or "").split():
+                flush()             # a DocBook block's title: "TIP Listing a package contents …" (a sidebar's)
+                caption = " ".join((child.text(deep=True, separator=" ") or "").split())
+                if caption:
+                    blocks.append(Block("para", f"**{caption}**"))
             elif tag == "table" and (table := markdown_table(child)):
                 flush()
                 blocks.append(Block("para", table))

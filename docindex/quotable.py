@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sentences import Unit, is_title, split_sentences, unit_sentence_spans, units
+from .sentences import Unit, is_label, is_title, split_sentences, unit_sentence_spans, units
 from .table_rows import row_text
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
@@ -103,8 +103,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
             if unit.kind == "code" and COMMENTED_CODE:
                 found += [Candidate(n, start, sentence) for start, sentence in _commented_code(text, unit)
                           if min_words <= len(sentence.split()) <= max_words]
-            if unit.kind in ("code", "heading") or unit.kind == "prose" and is_title(text[unit.start:unit.end]):
-                continue                                        # a page's title set as text is no sentence
+            if unit.kind in ("code", "heading") or unit.kind == "prose" and (
+                    is_title(text[unit.start:unit.end]) or is_label(text[unit.start:unit.end])):
+                continue                                        # a page's or a block's title is no sentence
             if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
                     and _term(text, blocks, b + 1):
                 continue                                        # quoted with the text it names, not alone
@@ -233,7 +234,7 @@ def _term_line(line: str) -> str:
     """`line` as a term (`_term`), or "" when it is not one: never a line with a sentence's end
     inside it (the wrapped tail of a paragraph)."""
     raw = line.replace("\u00b6", "").strip()
-    if _INNER_SENTENCE_END.search(raw):
+    if _INNER_SENTENCE_END.search(raw) or is_label(raw):
         return ""
     ends = raw.rstrip(")]\"'*_`")[-1:]
     if SIGNATURE_TERMS and _SIGNATURE.match(raw) and len(raw) <= TERM_MAX_CHARS \

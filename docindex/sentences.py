@@ -126,6 +126,16 @@ def is_title(line: str) -> bool:
         and all(w[0].isupper() or w.lower() in _TITLE_SMALL_WORDS for w in words)
 
 
+def is_label(line: str) -> bool:
+    """A one-line paragraph that is all bold with no sentence's end: a block's title (the HTML
+    reader writes DocBook's `<p class="title">` so, "**TIP Listing a package contents …**"), or a
+    Markdown writer's pseudo-heading. Not a sentence to quote, nor a term to quote with one."""
+    line = line.strip()
+    inner = line[2:-2].strip()
+    return "\n" not in line and len(line) > 4 and line.startswith("**") and line.endswith("**") \
+        and "**" not in inner and inner[-1:] not in (".", "!", "?", ":", ";")
+
+
 def sentence_spans(text: str, kinds: tuple[UnitKind, ...] = PROSE_KINDS) -> list[tuple[int, int]]:
     """Character spans of the sentences of the units of `kinds` (code is never a sentence)."""
     return [span for unit in units(text) if unit.kind in kinds for span in unit_sentence_spans(text, unit)]

@@ -239,6 +239,18 @@ def test_html_list_items_read_as_markdown_items_so_a_lead_in_carries_them(tmp_pa
         "1. first step", "2. second step", "After."]
 
 
+def test_a_docbook_block_title_is_a_bold_line_of_its_own(tmp_path):
+    """The Debian Administrator's Handbook's sidebars: the title was a paragraph, quoted as an answer's
+    sentence ("TIP Listing a package contents and finding a file's package [1].")."""
+    path = tmp_path / "page.html"
+    path.write_text('<html><body><p>The command lists files.</p><div class="sidebar"><div class="titlepage"><div>'
+                    '<p class="title"><strong><span class="emphasis"><em>TIP</em></span> Listing a package '
+                    'contents</strong></p></div></div><div class="para">Similar to apt-file list.</div></div>'
+                    '<p class="note">Not a title.</p></body></html>')
+    assert [b.text for b in extract(path).blocks] == [
+        "The command lists files.", "**TIP Listing a package contents**", "Similar to apt-file list.", "Not a title."]
+
+
 @pytest.mark.parametrize("markdown, blocks", [
     ("Options:\n\n    --rm=false: Automatically remove the container\n\n\n    -d: Detached\n\nAfter.",
      [("para", "Options:"), ("code", "```\n--rm=false: Automatically remove the container\n\n\n-d: Detached\n```"),

@@ -484,6 +484,19 @@ def test_a_pages_title_set_as_a_paragraph_is_not_quoted() -> None:
         "SQLite supports three different threading modes", "Install the tool with pip and run it now"]
 
 
+def test_a_block_title_is_neither_quoted_nor_a_term() -> None:
+    """A DocBook sidebar's title (the HTML reader writes it bold) was quoted alone, or as a term before
+    the sidebar's first sentence ("NOTE Multiple addresses: It is possible …"). A bold line that ends a
+    sentence, or leads in with a colon, is text as before."""
+    assert _quoted("**TIP Listing a package contents and finding a file's package**\n\nSimilar to apt-file "
+                   "list the command dpkg -L package lists all files.") == [
+        "Similar to apt-file list the command dpkg -L package lists all files"]
+    assert _quoted("**NOTE Multiple addresses**\n\nIt is possible to give one interface several addresses.") == [
+        "It is possible to give one interface several addresses"]
+    assert _quoted("**Sub-capability flags are sent with every request.**") == [
+        "Sub-capability flags are sent with every request"]
+
+
 def test_code_that_shows_a_fence_stays_code() -> None:
     """Found by review: an indented example holding ``` lines, written as a ```` fence, read its inner
     lines as prose, because any ``` line closed the code."""
