@@ -1,0 +1,90 @@
+"""Manuals nobody tuned for, asked as a user would: the page `docindex search` ranks first, the 4
+passages an answer gets, the Gate's decision and the extractive answer, with `Ranking.distinct`
+on (as shipped) or off. Questions with their gold page, and everyday ones, were written before
+anything ran (benchmarks/oos/unseen/questions.jsonl; its sha256 is in the stop-34 note).
+
+Corpora (Debian packages, not installed by `make corpora`; ingest them as a user would):
+
+    apt-get install debian-handbook nodejs-doc rust-doc
+    docindex ingest /usr/share/doc/debian-handbook/html/en-US --db /tmp/deb.db --collection deb
+    docindex ingest /usr/share/doc/nodejs/api --db /tmp/node.db --collection node
+    docindex ingest /usr/share/doc/rust-doc/html/book/*.html --db /tmp/rust.db --collection rust
+    python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from deployments.engines import extractive as X  # noqa: E402
+from deployments.gate_rule import decide  # noqa: E402
+from deployments.passage import Passage  # noqa: E402
+from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
+from docindex.index import Index  # noqa: E402
+from docindex.minilm import default_embedder  # noqa: E402
+from docindex.ranking import RANKINGS, SEARCH_RANKING  # noqa: E402
+from evals.extractive_tune import Memo, ready  # noqa: E402
+from serve_app.settings import Settings  # noqa: E402
+
+QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--collection", required=True, help="deb, node or rust: also selects the questions")
+    parser.add_argument("--no-distinct", action="store_true", help="Ranking.distinct off in both rankings")
+    parser.add_argument("--answers", action="store_true", help="print every answer")
+    parser.add_argument("--aggregate", default=None, metavar="FILE",
+                        help="a page that holds the whole manual (all.html, print.html): count where it shows")
+    args = parser.parse_args()
+    settings = Settings()
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
+    rows = [q for q in rows if q["c"] in (args.collection, "off")]
+    pages = Index(args.db, ranking=replace(RANKINGS[SEARCH_RANKING], distinct=not args.no_distinct))
+    passages = Index(args.db, ranking=replace(RANKINGS["passages"], distinct=not args.no_distinct))
+    engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
+    out = []
+    for q in rows:
+        sources = [h.source.rsplit("/", 1)[-1] for h in pages.search(q["q"], k=10, collection=args.collection)]
+        hits = passages.search(q["q"], 4, args.collection)
+        given = list(build_prompt(q["q"], [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
+                                                   coverage=h.coverage) for h in hits], PromptLimits(4, 900)).passages)
+        gate = decide(given, min_cosine=settings.gate_min_cosine, coverage_weight=settings.gate_coverage_weight,
+                      min_evidence=settings.gate_min_evidence)
+        chosen = engine.choose(q["q"], given, 256) if gate.passed else []
+        row = {"question": q["q"], "gold": q.get("gold"), "rank": sources.index(q["gold"]) + 1
+               if q.get("gold") in sources else None, "gate_passed": gate.passed,
+               "pages": sources[:5], "passages": [p.source.rsplit("/", 1)[-1] for p in given],
+               "answer": " ".join(engine.render(chosen))}
+        out.append(row)
+        if args.answers:
+            print(json.dumps(row, ensure_ascii=False))
+    gold = [r for r in out if r["gold"]]
+    off = [r for r in out if not r["gold"]]
+    summary = {"collection": args.collection, "distinct": not args.no_distinct, "questions": len(gold),
+               "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
+               "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),
+               "gate_wrong_refusals": sum(not r["gate_passed"] for r in gold),
+               **({"aggregate_in_top5_pages": sum(args.aggregate in r["pages"] for r in gold),
+                   "aggregate_passages": f"{sum(r['passages'].count(args.aggregate) for r in gold)}/{4 * len(gold)}"}
+                  if args.aggregate else {}),
+               "off_topic_refused": f"{sum(not r['gate_passed'] for r in off)}/{len(off)}",
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": round(os.getloadavg()[0], 1),
+               "machine": f"{platform.machine()}, {os.cpu_count()} cores", "commit": subprocess.run(
+                   ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()}
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
