@@ -21,8 +21,8 @@ quote vector). 4: stop 32 (raw HTML and blockquotes in Markdown read as a render
 data tables and list items read as Markdown tables and items; "e.g."/"i.e." end no sentence). 5: stop 33
 (Markdown's indented code is code unless a list item or MkDocs block holds it; every piece of a long table
 keeps its header row, and no row is carried into the next chunk as overlap; reStructuredText directives the
-reader does not know keep their term and description; mdBook's menu bar and titles set as text are not quoted). 6: stop 34 (a DocBook block's title, `<p class="title">`,
-is a bold line of its own, never quoted)."""
+reader does not know keep their term and description; mdBook's menu bar and titles set as text are not quoted).
+6: stop 34 (a DocBook block's title, `<p class="title">`, is a bold line of its own, never quoted)."""
 
 
 @dataclass(frozen=True)
