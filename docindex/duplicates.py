@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from .ranking import Ranked
+
 SAME_SHARE = 0.5
 AGGREGATE_RATIO = 4     # a document this many times another's chunks holds it (all.html, print.html)
 SHINGLE = 5
@@ -83,3 +85,11 @@ def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: C
             kept.append(chunk_id)                   # two pages of their own that share a paragraph
     done = set(kept) | set(moved)
     return kept + moved + [c for c in ranked if c not in done]
+
+
+def distinct_ranked(ranked: list[Ranked], k: int, doc_of: dict[int, int], doc_sizes: dict[int, int],
+                    texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0) -> list[Ranked]:
+    """`distinct` over ranking.rank()'s items, in the order it gives."""
+    by_id = {item.chunk_id: item for item in ranked}
+    order = distinct(list(by_id), k, doc_of, lambda doc: doc_sizes.get(doc, 0), texts, per_doc)
+    return [by_id[chunk_id] for chunk_id in order]

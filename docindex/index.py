@@ -180,14 +180,10 @@ class Index:
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
                 np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
             fuse_documents(fused, doc_of, list(doc_bm25), ranking.doc_bm25_weight, ranking.rrf_k)
-            ranked = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
-            if mode == "hybrid" and ranking.distinct:
-                by_id = {item.chunk_id: item for item in ranked}
-                order = duplicates.distinct(
-                    list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), self._chunk_texts,
-                    ranking.per_doc)
-                ranked = [by_id[chunk_id] for chunk_id in order[:k]]
-            top = ranked[:k]
+            top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
+            if mode == "hybrid" and ranking.distinct:       # a passage copied on two pages: once (duplicates.py)
+                top = duplicates.distinct_ranked(top, k, doc_of, snapshot.doc_sizes, self._chunk_texts, ranking.per_doc)
+            top = top[:k]
             top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)
             top_rows = snapshot.rows_of(top_ids)
             cosines = np.einsum("ij,j->i", snapshot.matrix[top_rows], query_vector)
@@ -270,8 +266,8 @@ class Index:
         return stored if stored is not None else phrase_postings.fts5_scores(self._conn, term, snapshot.rows_of, table)
 
     def _chunk_texts(self, chunk_ids: list[int]) -> dict[int, str]:
-        marks = ",".join("?" * len(chunk_ids))
-        return dict(self._conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", chunk_ids))
+        return dict(self._conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})",
+                                       chunk_ids))
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
         if not chunk_ids:

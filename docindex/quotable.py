@@ -103,8 +103,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
             if unit.kind == "code" and COMMENTED_CODE:
                 found += [Candidate(n, start, sentence) for start, sentence in _commented_code(text, unit)
                           if min_words <= len(sentence.split()) <= max_words]
-            if unit.kind in ("code", "heading") or unit.kind == "prose" and (
-                    is_title(text[unit.start:unit.end]) or is_label(text[unit.start:unit.end])):
+            if unit.kind in ("code", "heading") or unit.kind == "prose" and is_title(text[unit.start:unit.end]):
                 continue                                        # a page's or a block's title is no sentence
             if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
                     and _term(text, blocks, b + 1):

@@ -118,8 +118,11 @@ _TITLE_SMALL_WORDS = frozenset("a an and as at but by for from in into of on or 
 
 def is_title(line: str) -> bool:
     """A one-line paragraph in title case with no sentence's end: a page's title set as text
-    (SQLite's "Using SQLite In Multi-Threaded Applications"), not a sentence to quote."""
+    (SQLite's "Using SQLite In Multi-Threaded Applications"), not a sentence to quote; or a block's
+    title (`is_label`)."""
     line = line.strip()
+    if is_label(line):
+        return True                 # a block's title, written bold
     words = _TITLE_WORD.findall(line)
     capitals = sum(w[0].isupper() for w in words)
     return "\n" not in line and line[-1:] not in (".", "!", "?", ":", ";") and capitals >= 3 \
