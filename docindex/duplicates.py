@@ -20,17 +20,23 @@ a shifted window of its twin (certificate.checkHost's entry: 0.954 cosine). Of t
   page ranking keeps both (each page is an answer).
 What is passed over follows, in order, so a search still fills its k. Chunks of one document are
 never compared: two near-identical entries of one page (`readFile` and `readFileSync`) are two
-answers. Only the first k × WINDOW + WINDOW candidates are looked at: a copy whose twin ranked
-lower than that stays.
+answers. Only the first k × WINDOW + WINDOW candidates are looked at, and only pairs whose vectors
+are at cosine >= NEAR are compared by their words (the same text under another heading path: 0.99;
+a shifted window of it: 0.954; Node.js's page as Markdown and as HTML: 0.935), so most searches read
+no text at all: a copy whose twin ranked lower stays, and so would one embedded below NEAR.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from .ranking import Ranked
+from .snapshot import Snapshot
 
 SAME_SHARE = 0.5
+NEAR = 0.85             # cosine under which two chunks are not compared (copies measured 0.93-0.99)
 AGGREGATE_RATIO = 4     # a document this many times another's chunks holds it (all.html, print.html)
 SHINGLE = 5
 WINDOW = 4          # candidates looked at: k × WINDOW + WINDOW, enough to fill k after the copies go
@@ -53,22 +59,29 @@ def copies(a: frozenset[int], b: frozenset[int]) -> bool:
 
 
 def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: Callable[[int], int],
-             texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0) -> list[int]:
+             texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0,
+             vectors: Callable[[list[int]], np.ndarray] | None = None) -> list[int]:
     """`ranked` (chunk ids, best first) with cross-document copies moved after the first k distinct
     chunks (module docstring). `per_doc` > 0 is the page ranking (one chunk per page first): a page's
-    copy takes its manual's place only while the page has fewer than `per_doc` chunks kept."""
+    copy takes its manual's place only while the page has fewer than `per_doc` chunks kept.
+    `vectors` (unit rows): only pairs at cosine >= NEAR are compared by their words, and only their
+    texts are read: most searches have none and read nothing."""
     window = list(ranked[: k * WINDOW + WINDOW])
     if len(window) < 2:
         return list(ranked)
-    text_of = texts(window)
-    shingled = {chunk_id: shingles(text_of.get(chunk_id, "")) for chunk_id in window}
+    near = _near_pairs(window, doc_of, vectors)
+    if not near:
+        return list(ranked)
+    text_of = texts(sorted({c for pair in near for c in pair}))
+    shingled = {chunk_id: shingles(text) for chunk_id, text in text_of.items()}
     kept: list[int] = []
     moved: list[int] = []
     for chunk_id in window:
         if len(kept) == k:
             break
         mine = doc_of[chunk_id]
-        twin = next((c for c in kept if doc_of[c] != mine and copies(shingled[c], shingled[chunk_id])), None)
+        twin = next((c for c in kept if (c, chunk_id) in near
+                     and copies(shingled.get(c, frozenset()), shingled.get(chunk_id, frozenset()))), None)
         if twin is None:
             kept.append(chunk_id)
             continue
@@ -87,9 +100,21 @@ def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: C
     return kept + moved + [c for c in ranked if c not in done]
 
 
-def distinct_ranked(ranked: list[Ranked], k: int, doc_of: dict[int, int], doc_sizes: dict[int, int],
+def _near_pairs(window: list[int], doc_of: dict[int, int],
+                vectors: Callable[[list[int]], np.ndarray] | None) -> set[tuple[int, int]]:
+    """(earlier, later) pairs of the window from two documents that could be copies: every such pair
+    without `vectors`, else those at cosine >= NEAR."""
+    if vectors is None:
+        return {(a, b) for i, a in enumerate(window) for b in window[i + 1:] if doc_of[a] != doc_of[b]}
+    matrix = vectors(window)
+    close = np.argwhere(np.triu(matrix @ matrix.T, 1) >= NEAR)
+    return {(window[i], window[j]) for i, j in close.tolist() if doc_of[window[i]] != doc_of[window[j]]}
+
+
+def distinct_ranked(ranked: list[Ranked], k: int, doc_of: dict[int, int], snapshot: Snapshot,
                     texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0) -> list[Ranked]:
-    """`distinct` over ranking.rank()'s items, in the order it gives."""
+    """`distinct` over ranking.rank()'s items, in the order it gives, with the snapshot's vectors."""
     by_id = {item.chunk_id: item for item in ranked}
-    order = distinct(list(by_id), k, doc_of, lambda doc: doc_sizes.get(doc, 0), texts, per_doc)
+    order = distinct(list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), texts, per_doc,
+                     snapshot.vectors_of)
     return [by_id[chunk_id] for chunk_id in order]

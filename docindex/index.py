@@ -182,7 +182,7 @@ class Index:
             fuse_documents(fused, doc_of, list(doc_bm25), ranking.doc_bm25_weight, ranking.rrf_k)
             top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
             if mode == "hybrid" and ranking.distinct:       # a passage copied on two pages: once (duplicates.py)
-                top = duplicates.distinct_ranked(top, k, doc_of, snapshot.doc_sizes, self._chunk_texts, ranking.per_doc)
+                top = duplicates.distinct_ranked(top, k, doc_of, snapshot, self._chunk_texts, ranking.per_doc)
             top = top[:k]
             top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)
             top_rows = snapshot.rows_of(top_ids)

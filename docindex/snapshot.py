@@ -41,6 +41,11 @@ class Snapshot:
         ordered: np.ndarray = self.ids[self.id_order]
         return ordered
 
+    def vectors_of(self, chunk_ids: list[int]) -> np.ndarray:
+        """The chunks' unit vectors, in the order given."""
+        vectors: np.ndarray = self.matrix[self.rows_of(np.asarray(chunk_ids, dtype=np.int64))]
+        return vectors
+
     @cached_property
     def doc_sizes(self) -> dict[int, int]:
         """Chunks per document (duplicates.py: of two copies, the smaller document's is kept)."""

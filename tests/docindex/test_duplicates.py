@@ -1,6 +1,8 @@
 """A passage copied on two pages takes one place, on the page rather than the manual holding it."""
 from __future__ import annotations
 
+import numpy as np
+
 from docindex import duplicates
 from docindex.index import Index
 from docindex.ingest import ingest
@@ -68,3 +70,21 @@ def test_search_finds_the_page_not_its_copy_in_the_whole_manual(tmp_path, fake_e
         without = index.search(question, k=4, collection="docs", ranking=Ranking(distinct=False))
         assert {h.source for h in without} == {"path.md", "all.md"}       # what the lever removes
 
+
+
+def test_only_chunks_with_close_vectors_are_compared_and_only_their_texts_read():
+    texts = {1: JOIN, 2: JOIN, 3: OTHER}
+    docs, sizes = {1: 100, 2: 7, 3: 8}, {100: 400, 7: 12, 8: 10}
+    read: list[list[int]] = []
+
+    def text_of(ids):
+        read.append(ids)
+        return {i: texts[i] for i in ids}
+
+    close = {1: [1.0, 0.0], 2: [0.99, 0.141], 3: [0.0, 1.0]}
+    far = {1: [1.0, 0.0], 2: [0.0, 1.0], 3: [0.6, 0.8]}
+    for vectors, expected, texts_read in ((close, [2, 3, 1], [[1, 2]]), (far, [1, 2, 3], [])):
+        read.clear()
+        order = duplicates.distinct([1, 2, 3], 2, docs, sizes.__getitem__, text_of,
+                                    vectors=lambda ids, v=vectors: np.array([v[i] for i in ids]))
+        assert order == expected and read == texts_read
