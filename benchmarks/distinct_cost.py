@@ -16,13 +16,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docindex.index import Index  # noqa: E402
 from docindex.ranking import RANKINGS  # noqa: E402
+from serve_app.percentile import percentile  # noqa: E402
 
 
 def main() -> None:
@@ -43,8 +42,8 @@ def main() -> None:
                     started = time.perf_counter()
                     index.search(question, k, args.corpus, ranking=ranking)
                     times[on].append((time.perf_counter() - started) * 1e3)
-        result[name] = {("on" if on else "off"): {"p50_ms": round(float(np.percentile(t, 50)), 2),
-                                                  "p95_ms": round(float(np.percentile(t, 95)), 2)}
+        result[name] = {("on" if on else "off"): {"p50_ms": round(percentile(t, 50) or 0.0, 2),
+                                                  "p95_ms": round(percentile(t, 95) or 0.0, 2)}
                         for on, t in times.items()}
     result.update(corpus=args.corpus, searches=len(questions) * args.repeats, chunks=len(index._snapshot.ids),
                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load=round(os.getloadavg()[0], 1),
