@@ -266,8 +266,7 @@ class Index:
         return stored if stored is not None else phrase_postings.fts5_scores(self._conn, term, snapshot.rows_of, table)
 
     def _chunk_texts(self, chunk_ids: list[int]) -> dict[int, str]:
-        return dict(self._conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})",
-                                       chunk_ids))
+        return {chunk_id: row[5] for chunk_id, row in self._chunk_rows(chunk_ids).items()}     # row: _chunk_rows'
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
         if not chunk_ids:
