@@ -76,6 +76,31 @@ def read_regular_file(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> by
         os.close(fd)
 
 
+def gunzip(data: bytes, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+    """The content of a gzip file (Debian compresses every larger page under /usr/share/doc),
+    decompressed in steps and refused one byte past `max_bytes`: a small file that inflates
+    to gigabytes (a gzip bomb) costs no more memory than the size bound allows."""
+    import zlib
+
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    parts: list[bytes] = []
+    size = 0
+    pending = data
+    try:
+        while pending and not inflate.eof:
+            part = inflate.decompress(pending, _READ_STEP)
+            size += len(part)
+            if size > max_bytes:
+                raise UnreadableFile(f"decompresses to over the {max_bytes / 1e6:g} MB limit (--max-file-mb)")
+            parts.append(part)
+            pending = inflate.unconsumed_tail
+    except zlib.error as exc:
+        raise UnreadableFile(f"not a valid gzip file ({exc})") from None
+    if not inflate.eof:
+        raise UnreadableFile("not a valid gzip file (truncated)")
+    return b"".join(parts)
+
+
 _SENTENCE_BREAKS = ("\n", ". ", "! ", "? ", "。", "！", "？", "; ")
 _SPACE_BREAKS = (" ", "\t")
 

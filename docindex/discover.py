@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .bounds import file_kind
 from .errors import IngestError
-from .extract import READERS, supported
+from .extract import COMPRESSED, READERS, supported, type_name
 
 NOTHING = "no Markdown, text, HTML or PDF files"
 
@@ -142,8 +142,8 @@ class _Walk:
         if not stat_module.S_ISREG(mode):
             self.skip(path, f"not a regular file ({file_kind(mode)})")
         elif not supported(path):
-            self.skip(path, f"unsupported file type {path.suffix or '(none)'!r} "
-                            f"(supported: {', '.join(sorted(READERS))})")
+            self.skip(path, f"unsupported file type {type_name(path)!r} "
+                            f"(supported: {', '.join(sorted(READERS))}, each also gzip-compressed as {COMPRESSED})")
         else:
             self.found.setdefault(path, Candidate(path, path.relative_to(self.base).as_posix(), read_path))
 

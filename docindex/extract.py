@@ -25,7 +25,7 @@ from .mdx import mdx_to_markdown
 from .rst import parse_rst
 
 __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "parse_html", "parse_markdown",
-           "parse_pdf", "READERS", "supported"]
+           "parse_pdf", "READERS", "COMPRESSED", "document_stem", "reader_suffix", "supported", "type_name"]
 
 # ---------------------------------------------------------------- plain text
 
@@ -87,19 +87,52 @@ READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
 }
 
 
+COMPRESSED = ".gz"
+"""A reader's suffix followed by this (page.md.gz, page.html.gz) is read gzip-decompressed."""
+
+
+def reader_suffix(path: Path) -> str:
+    """The suffix that picks the reader: ".md" for page.md and for page.md.gz; "" when none does."""
+    suffixes = [s.lower() for s in Path(path).suffixes[-2:]]
+    if suffixes and suffixes[-1] == COMPRESSED:
+        suffixes.pop()
+    suffix = suffixes[-1] if suffixes else ""
+    return suffix if suffix in READERS else ""
+
+
+def type_name(path: Path) -> str:
+    """How a skip names a file's type: ".docx", ".yaml.gz", "(none)"."""
+    suffixes = Path(path).suffixes[-2:]
+    if len(suffixes) == 2 and suffixes[-1].lower() == COMPRESSED:
+        return "".join(suffixes)
+    return Path(path).suffix or "(none)"
+
+
 def supported(path: Path) -> bool:
-    return path.suffix.lower() in READERS
+    return bool(reader_suffix(path))
 
 
-def extract(path: Path, data: bytes | None = None) -> Extracted:
+def document_stem(path: Path) -> str:
+    """A file's name without its type: "run" for run.md and for run.md.gz (the fallback title)."""
+    name = Path(path).name
+    suffix = reader_suffix(path)
+    if suffix and name.lower().endswith(COMPRESSED):
+        name = name[: -len(COMPRESSED)]
+    return name[: -len(suffix)] if suffix and name.lower().endswith(suffix) else Path(path).stem
+
+
+def extract(path: Path, data: bytes | None = None, max_bytes: int = bounds.DEFAULT_MAX_FILE_BYTES) -> Extracted:
     """Read one file (or parse `data`, its bytes already read); raises UnreadableFile
-    with a one-line reason. Reading goes through `bounds.read_regular_file`."""
-    entry = READERS.get(Path(path).suffix.lower())
+    with a one-line reason. Reading goes through `bounds.read_regular_file`; a .gz file
+    is decompressed within the same size bound (`bounds.gunzip`)."""
+    entry = READERS.get(reader_suffix(Path(path)))
     if entry is None:
-        raise UnreadableFile(f"unsupported file type {Path(path).suffix or '(none)'!r}")
+        raise UnreadableFile(f"unsupported file type {type_name(Path(path))!r}")
     fmt, reader = entry
     if data is None:
-        data = bounds.read_regular_file(Path(path))
+        data = bounds.read_regular_file(Path(path), max_bytes)
+    if Path(path).suffix.lower() == COMPRESSED:
+        data = bounds.gunzip(data, max_bytes)
     try:
         extracted = reader(data)
     except UnreadableFile:

@@ -21,7 +21,7 @@ from .bounds import UnreadableFile, file_kind, read_regular_file, too_large
 from .chunking import Chunk, chunk_blocks
 from .discover import Candidate
 from .embedder import Embedder
-from .extract import extract
+from .extract import document_stem, extract
 
 EMBED_MAX_TEXTS = 1024      # texts per embed call: one huge file is embedded in slices
 
@@ -90,12 +90,12 @@ def read_file(candidate: Candidate, known: tuple | None, count_tokens: Callable[
         sha256 = hashlib.sha256(data).hexdigest()
         if known and not force and sha256 == known[1]:                   # touched but identical
             return FileResult(candidate, known, unchanged=True, new_stat=(stat.st_size, stat.st_mtime_ns))
-        extracted = extract(candidate.path, data)
+        extracted = extract(candidate.path, data, max_bytes)
         del data
     except (UnreadableFile, OSError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return FileResult(candidate, known, error=f"{candidate.path}: {reason}")
-    title = extracted.title or candidate.path.stem
+    title = extracted.title or document_stem(candidate.path)
     chunks = chunk_blocks(extracted.blocks, title, count_tokens)
     return FileResult(candidate, known, pending=Pending(
         candidate, sha256, stat.st_size, stat.st_mtime_ns, title, extracted.metadata, chunks,

@@ -27,7 +27,7 @@ def test_skipped_files_in_a_folder_are_reported_and_the_run_exits_3(tmp_path):
     assert result.exit_code == 3, result.output
     assert result.stderr.splitlines() == [
         f"skipped {docs / 'b.docx'}: unsupported file type '.docx' (supported: .htm, .html, .markdown, .md, "
-        ".mdx, .pdf, .rst, .txt)",
+        ".mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz)",
         f"skipped {docs / 'bin.txt'}: binary content",
     ]
     assert result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 2 skipped")
@@ -93,3 +93,36 @@ def test_reading_an_older_index_again_is_said_in_one_line(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stderr.startswith("note: the collection was read by older rules (version 1, now ")
     assert result.stdout.startswith("0 added, 1 changed, 0 removed, 0 unchanged, 0 skipped")
+
+
+def test_gzip_compressed_pages_are_read_and_a_bad_or_bombing_gzip_is_skipped(tmp_path):
+    """Debian compresses every larger page under /usr/share/doc (docker-doc's run.md.gz, builder.md.gz):
+    they were skipped as '.gz', 110 of docker-doc's 204 files. Now page.md.gz is read as Markdown
+    within the same size bound; a gzip that inflates past --max-file-mb or is not gzip is one
+    reported line, and the other files are ingested."""
+    import gzip
+
+    from docindex.index import Index
+
+    docs = write_files(tmp_path / "docs", {
+        "reference/run.md.gz": gzip.compress(b"# docker run\n\nThe --restart flag sets a restart policy.\n"),
+        "page.html.gz": gzip.compress(b"<html><body><p>HEALTHCHECK tells Docker how to test a container.</p>"
+                                      b"</body></html>"),
+        "notitle.txt.gz": gzip.compress(b"plain words about volumes\n"),
+        "bomb.md.gz": gzip.compress(b"a" * 3_000_000),
+        "broken.md.gz": b"\x1f\x8b\x08\x00not gzip at all",
+        "changelog.Debian.gz": gzip.compress(b"docker (1.0) unstable"),
+    })
+    result = invoke("ingest", docs, "--db", tmp_path / "i.db", "-c", "c", "--max-file-mb", "1")
+    assert result.exit_code == 3, result.output
+    skipped = sorted(result.stderr.splitlines())
+    assert skipped[0] == f"skipped {docs / 'bomb.md.gz'}: decompresses to over the 1 MB limit (--max-file-mb)"
+    assert skipped[1].startswith(f"skipped {docs / 'broken.md.gz'}: not a valid gzip file")
+    assert skipped[2].startswith(f"skipped {docs / 'changelog.Debian.gz'}: unsupported file type '.Debian.gz'")
+    assert len(skipped) == 3
+    with Index(tmp_path / "i.db") as index:
+        hits = {h.source: h for h in index.search("restart policy", k=5, collection="c")}
+        assert "reference/run.md.gz" in hits and hits["reference/run.md.gz"].title.startswith("docker run")
+        assert index.search("HEALTHCHECK", k=1, collection="c")[0].source == "page.html.gz"
+        volumes = index.search("volumes", k=1, collection="c")[0]
+        assert (volumes.source, volumes.title) == ("notitle.txt.gz", "notitle")   # as notitle.txt would be
