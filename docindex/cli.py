@@ -90,7 +90,8 @@ Exit status:
 def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, force: bool,
            follow_external_links: bool, max_file_mb: float, ray_address: str | None,
            ray_workers: int | None, base_url: str | None, quote_vectors: bool) -> None:
-    """Ingest Markdown (and MDX), text, HTML and PDF files under PATHS into a collection.
+    """Ingest Markdown (and MDX), text, HTML and PDF files under PATHS into a collection
+    (each type also gzip-compressed: page.md.gz).
 
     Unchanged files (same SHA-256) are skipped, changed ones replaced, and files
     no longer under PATHS removed from the collection. The run is one
