@@ -31,10 +31,10 @@ Markdown tables as plain rows (table_rows.py). The stored and displayed
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .chunk_pieces import LIST_MARKER, SENTENCE_END, sentences, wrapped
 from .extract import Block
 from .slugs import Slugger
 from .table_rows import plain_tables, table_lines
@@ -212,11 +212,13 @@ def _head_that_fits(text: str, room: int,
     (head, rest) as units, the original separators kept inside each; None if no head fits."""
     best = None
     table = table_lines(text)
-    for boundary in _SENTENCE_END.finditer(text):
+    for boundary in SENTENCE_END.finditer(text):
         head = text[:boundary.start()].strip()
-        if not head or _LIST_MARKER.search(head) or (table and (
+        if not head or LIST_MARKER.search(head) or (table and (
                 "\n" not in boundary.group() or head.count("\n") < len(table[0]))):
             continue                        # a table is cut between whole rows, one besides its header at least
+        if not table and wrapped(head, text[boundary.end():]):
+            continue                        # a hard-wrapped line is not a sentence's end
         tokens = _content_tokens(count_tokens, head)
         if tokens > room:
             break
@@ -245,43 +247,13 @@ def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int
         return [(text, tokens, False)]
     tail: list[tuple[str, int, str]] = []
     used = 0
-    for sentence, sep in reversed(_pieces(text)):
+    for sentence, sep in reversed(sentences(text)):
         need = _content_tokens(count_tokens, sentence)
         if used + need > limit:
             break
         tail.insert(0, (sentence, need, sep))
         used += need
     return [(_joined(tail), used, False)] if tail else []
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
-
-
-_LIST_MARKER = re.compile(r"(?:^|\n)\s*\d+[.)]$")   # "4." opening a numbered item is not a sentence
-
-
-_ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
-
-
-def _pieces(text: str) -> list[tuple[str, str]]:
-    """Sentences and lines of prose, each with the separator to put before it: "\n" before a
-    list item that began a line, else " " (a wrapped line joins the one before it); a numbered
-    item's marker stays with its text."""
-    out: list[tuple[str, str]] = []
-    position, broke = 0, False
-
-    def add(piece: str) -> None:
-        out.append((piece, "\n" if broke and _ITEM_START.match(piece) else " "))
-
-    for boundary in _SENTENCE_END.finditer(text):
-        piece = text[position:boundary.start()]
-        if not piece.strip() or _LIST_MARKER.search(piece.rstrip()):
-            continue
-        add(piece.strip())
-        position, broke = boundary.end(), "\n" in boundary.group()
-    if text[position:].strip():
-        add(text[position:].strip())
-    return out
 
 
 def _split_table(header: list[str], rows: list[str], budget: int,
@@ -309,7 +281,7 @@ def _split_prose(text: str, budget: int, count_tokens: TokenCounter) -> list[tup
     where joining them with spaces made one sentence of two items."""
     parts: list[tuple[str, int]] = []
     seps: list[str] = []
-    for sentence, sep in _pieces(text):
+    for sentence, sep in sentences(text):
         tokens = _content_tokens(count_tokens, sentence)
         if tokens <= budget:
             parts.append((sentence, tokens))

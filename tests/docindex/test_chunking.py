@@ -250,3 +250,31 @@ def test_a_lead_in_never_cuts_a_table_row_in_the_middle(count_tokens):
         assert rows_here[:2] == table.split("\n")[:2] and chunk.text.count("| Existing Change") == 1
         assert all(line.endswith("|") for line in rows_here)
         assert not any("It stays" in line and not line.startswith("|") for line in lines)
+
+
+def test_no_chunk_of_hard_wrapped_prose_starts_mid_sentence(count_tokens):
+    """Docker's build.md (lines wrapped at 80 columns): the overlap carried a paragraph's last *line*,
+    so a chunk began "[creating a .dockerignore file](../builder.md#dockerignore-file)." and the
+    answer quoted that fragment. The carried tail, and a long paragraph's next piece, start at a
+    sentence now; a list item still starts its line."""
+    sentence = ("The builder reference contains detailed information on how the context is sent,\n"
+                "which files are left out of it and why, and what the daemon does with\n"
+                "[the rest of the files](../builder.md#dockerignore-file) when step {i} runs.")
+    long_paragraph = "\n".join(sentence.format(i=i) for i in range(14))
+    paragraphs = [" ".join(f"Paragraph {p} sentence {s} is short." for s in range(12)) for p in range(3)]
+    chunks = chunks_of("# Build\n\n" + "\n\n".join([*paragraphs, long_paragraph, *paragraphs]) + "\n", count_tokens)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert count_tokens(chunk.embed_text) <= MAX_TOKENS
+        first = chunk.text.split("\n\n")[0]
+        assert first.startswith(("Paragraph", "The builder reference")), first[:60]
+    joined = " ".join(" ".join(c.text.split()) for c in chunks)
+    assert all(" ".join(sentence.format(i=i).split()) in joined for i in range(14))   # nothing lost
+
+
+def test_sentences_join_wrapped_lines_but_keep_list_items_on_their_own():
+    from docindex.chunk_pieces import sentences
+
+    text = "Run the tool with the flag\n`--quiet` to hide output. Then:\n- first item\n  wrapped here.\n2. second"
+    assert [s for s, _ in sentences(text)] == [
+        "Run the tool with the flag `--quiet` to hide output.", "Then:", "- first item wrapped here.", "2. second"]
