@@ -162,17 +162,17 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
     return found
 
 
-# Stop 31's rules (evals/extractive_levers.py; False: the rule before). Not quoted: a sentence cut off by the prompt's
-# clip, which ends a passage with CLIP_MARK ("… a maximum of 60 requests per …"); a lead-in with neither list nor code
-# after it ("… provides the following credentials:"); a pointer ("See Gunicorn's … documentation for additional tips");
-# a lead-in pointing at code too long to carry ("deictic": "… add the following CSS:"; True, any lead-in whose code is
-# not carried, cost the Python dev half an evidence string: "… should be defined as:" over a 20-line class).
+# Stop 31's rules (evals/extractive_levers.py; False: the rule before). Not quoted: a sentence cut by the prompt's clip
+# (CLIP_MARK); a lead-in with neither list nor code after it ("… provides the following credentials:"); a pointer ("See
+# Gunicorn's docs", "To learn about X, refer to …"); a lead-in pointing at code too long to carry ("deictic": "… add the
+# following CSS:"; True, any such lead-in, cost the Python dev half an evidence string: "… should be defined as:").
 CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED = True, True, True
 LEAD_INS_WITHOUT_CODE_SKIPPED: bool | str = "deictic"
 _DEICTIC = re.compile(r"\b(?:following|below|as follows|like this|like so)\b", re.IGNORECASE)
 CLIP_MARK = " …"
-_POINTER = re.compile(r"^(?:see(?![-\w])(?!\s+(?:that|whether|if|how)\b)|refer to\b(?!.*\b(?:as|by)\b)"
-                      r"|for (?:more|further|additional) (?:information|details|examples)\b[^,]*,\s*see\b)", re.I)
+_POINTER = re.compile(r"^(?:see(?![-\w])(?!\s+(?:that|whether|if|how)\b)|refer to\b(?!.*\b(?:as|by)\b)|(?:for (?:more|"
+                      r"further|additional) (?:information|details|examples)|to (?:learn|find out|read) (?:more|about))"
+                      r"[^,]*,\s*(?:see|refer to|consult|visit)\b)", re.I)
 
 
 def _is_question(raw: str) -> bool:

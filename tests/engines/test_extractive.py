@@ -412,7 +412,10 @@ def test_a_lead_in_is_quoted_with_what_it_introduces_or_not_at_all() -> None:
 
 @pytest.mark.parametrize("pointer", ["See Gunicorn's deployment documentation for additional tips.",
                                      "Refer to the FAQ for the details of every option.",
-                                     "For more information on middleware, see the middleware documentation."])
+                                     "For more information on middleware, see the middleware documentation.",
+                                     # docker-doc's service.md, quoted as an answer before stop 35:
+                                     "To learn about managers and workers, refer to the Swarm mode section.",
+                                     "For more details, consult the deployment checklist."])
 def test_a_sentence_that_only_points_elsewhere_is_not_quoted(pointer: str) -> None:
     text = f"Gunicorn is a pure-Python WSGI server for UNIX. {pointer} Seed data can be loaded with fixtures."
     assert [c.text for c in candidates([Passage("g.html", text, 0.5)])] == [
@@ -421,7 +424,8 @@ def test_a_sentence_that_only_points_elsewhere_is_not_quoted(pointer: str) -> No
 
 @pytest.mark.parametrize("sentence", ["See-through caching stores every response in the cache.",
                                       "See that the cache backend is configured before enabling throttles.",
-                                      "Refer to a related field with a double underscore, as in author__name."])
+                                      "Refer to a related field with a double underscore, as in author__name.",
+                                      "To learn more quickly, cache the templates and see the load fall."])
 def test_a_sentence_that_starts_like_a_pointer_but_says_something_is_quoted(sentence: str) -> None:
     assert [c.text for c in candidates([Passage("c.html", sentence, 0.5)])] == [sentence.rstrip(".")]
 
