@@ -9,12 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .sentences import ABBREVIATIONS
-
-# A full stop before a lower-case word or after a Latin abbreviation ends nothing, as when quoting (sentences.py):
-# "(ie. the relative weight …)" and "(i.e. `bridge`)" were cut there, and the overlap carried the half-sentence.
-SENTENCE_END = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in ABBREVIATIONS)
-                          + r"\s+(?![a-z])|(?<=[;；。！？])\s+|(?<=[。！？；])|\n+")
+SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
 
 
 LIST_MARKER = re.compile(r"(?:^|\n)\s*\d+[.)]$")   # "4." opening a numbered item is not a sentence

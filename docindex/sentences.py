@@ -27,8 +27,8 @@ _ROW = re.compile(r"^\s*\|")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 # A full stop followed by a lower-case word or an en or em dash ("e.g. the", "TLS?\" — no") ends nothing,
 # nor does one that closes a Latin abbreviation ("the default driver (i.e. `bridge`) has", Docker's manual).
-ABBREVIATIONS = ("e.g", "i.e", "E.g", "I.e", "cf", "vs")     # also chunk_pieces.py and the page's splitSentences
-_SENTENCE_END = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in ABBREVIATIONS)
+_ABBREVIATIONS = ("e.g", "i.e", "E.g", "I.e", "cf", "vs")     # also split_sentences and the page's splitSentences
+_SENTENCE_END = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
                            + r"[\"')\]*_`]*\s+(?![a-z\u2013\u2014])")
 # A line that is only a blockquote marker ("> **Warning:**" / ">" / "> It is not …") ends a paragraph.
 _QUOTE_BLANK = re.compile(r"^\s*(?:>\s*)+$")
@@ -157,7 +157,7 @@ _ANSWER_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 # after "e.g." / "i.e." / "cf." / "vs.", unless a citation closed it ("… [1]. fs_read …"). The page
 # (serve_app/static/index.html, splitSentences) applies the same rule.
 _CONTINUES = re.compile(r"[a-z\u2013\u2014]")
-_ABBREVIATED_END = re.compile(r"\b(?:" + "|".join(map(re.escape, ABBREVIATIONS)) + r")\.$")
+_ABBREVIATED_END = re.compile(r"\b(?:" + "|".join(map(re.escape, _ABBREVIATIONS)) + r")\.$")
 _STOP_ONLY = re.compile(r"^\s*[.!?]+[\"')\]]*\s*$")
 _CITED_END = re.compile(r"\]\s*[.!?]+$")
 _LEADING_CITATIONS = re.compile(r"^(\s*" + CITATION_PATTERN.replace("(", "(?:", 1) + ")+")

@@ -278,11 +278,3 @@ def test_sentences_join_wrapped_lines_but_keep_list_items_on_their_own():
     text = "Run the tool with the flag\n`--quiet` to hide output. Then:\n- first item\n  wrapped here.\n2. second"
     assert [s for s, _ in sentences(text)] == [
         "Run the tool with the flag `--quiet` to hide output.", "Then:", "- first item wrapped here.", "2. second"]
-
-
-def test_a_full_stop_inside_a_sentence_is_no_boundary_for_the_chunker():
-    from docindex.chunk_pieces import sentences
-
-    text = "Set the shares (i.e. the relative weight vs. other containers) first. Then start it. ok. Next one"
-    assert [s for s, _ in sentences(text)] == [
-        "Set the shares (i.e. the relative weight vs. other containers) first.", "Then start it. ok.", "Next one"]
