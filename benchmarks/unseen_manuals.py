@@ -42,6 +42,11 @@ from serve_app.settings import Settings  # noqa: E402
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
 
 
+def page_name(source: str) -> str:
+    """How a question names a page: its file name, ".gz" dropped (docker-doc's run.md.gz is run.md)."""
+    return source.rsplit("/", 1)[-1].removesuffix(".gz")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", required=True)
@@ -59,7 +64,7 @@ def main() -> None:
     engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
     out = []
     for q in rows:
-        sources = [h.source.rsplit("/", 1)[-1].removesuffix(".gz") for h in pages.search(q["q"], k=10, collection=args.collection)]
+        sources = [page_name(h.source) for h in pages.search(q["q"], k=10, collection=args.collection)]
         hits = passages.search(q["q"], 4, args.collection)
         given = list(build_prompt(q["q"], [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
                                                    coverage=h.coverage) for h in hits], PromptLimits(4, 900)).passages)
@@ -69,7 +74,7 @@ def main() -> None:
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
         rank = next((at for at, source in enumerate(sources, start=1) if source in relevant), None)
         row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": gate.passed,
-               "pages": sources[:5], "passages": [p.source.rsplit("/", 1)[-1] for p in given],
+               "pages": sources[:5], "passages": [page_name(p.source) for p in given],
                "answer": " ".join(engine.render(chosen))}
         out.append(row)
         if args.answers:

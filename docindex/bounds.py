@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_module
+import zlib
 from pathlib import Path
 
 
@@ -80,8 +81,6 @@ def gunzip(data: bytes, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
     """The content of a gzip file (Debian compresses every larger page under /usr/share/doc),
     decompressed in steps and refused one byte past `max_bytes`: a small file that inflates
     to gigabytes (a gzip bomb) costs no more memory than the size bound allows."""
-    import zlib
-
     inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     parts: list[bytes] = []
     size = 0

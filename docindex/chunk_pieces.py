@@ -55,7 +55,7 @@ def sentences(text: str) -> list[tuple[str, str]]:
     carried last line of "The builder reference contains detailed information on …")."""
     out: list[tuple[str, str]] = []
     for piece, sep in pieces(text):
-        if out and sep == " " and not _SENTENCE_CLOSED.search(out[-1][0]):
+        if out and wrapped(out[-1][0], piece):
             out[-1] = (f"{out[-1][0]} {piece}", out[-1][1])
         else:
             out.append((piece, sep))

@@ -91,20 +91,23 @@ COMPRESSED = ".gz"
 """A reader's suffix followed by this (page.md.gz, page.html.gz) is read gzip-decompressed."""
 
 
+def _uncompressed(path: Path) -> Path:
+    """The name a file's reader goes by: page.md for page.md.gz, the path itself otherwise."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix.lower() == COMPRESSED else path
+
+
 def reader_suffix(path: Path) -> str:
     """The suffix that picks the reader: ".md" for page.md and for page.md.gz; "" when none does."""
-    suffixes = [s.lower() for s in Path(path).suffixes[-2:]]
-    if suffixes and suffixes[-1] == COMPRESSED:
-        suffixes.pop()
-    suffix = suffixes[-1] if suffixes else ""
+    suffix = _uncompressed(path).suffix.lower()
     return suffix if suffix in READERS else ""
 
 
 def type_name(path: Path) -> str:
     """How a skip names a file's type: ".docx", ".yaml.gz", "(none)"."""
-    suffixes = Path(path).suffixes[-2:]
-    if len(suffixes) == 2 and suffixes[-1].lower() == COMPRESSED:
-        return "".join(suffixes)
+    inner = _uncompressed(path)
+    if inner != Path(path) and inner.suffix:
+        return inner.suffix + Path(path).suffix
     return Path(path).suffix or "(none)"
 
 
@@ -114,11 +117,7 @@ def supported(path: Path) -> bool:
 
 def document_stem(path: Path) -> str:
     """A file's name without its type: "run" for run.md and for run.md.gz (the fallback title)."""
-    name = Path(path).name
-    suffix = reader_suffix(path)
-    if suffix and name.lower().endswith(COMPRESSED):
-        name = name[: -len(COMPRESSED)]
-    return name[: -len(suffix)] if suffix and name.lower().endswith(suffix) else Path(path).stem
+    return _uncompressed(path).stem
 
 
 def extract(path: Path, data: bytes | None = None, max_bytes: int = bounds.DEFAULT_MAX_FILE_BYTES) -> Extracted:
@@ -131,7 +130,7 @@ def extract(path: Path, data: bytes | None = None, max_bytes: int = bounds.DEFAU
     fmt, reader = entry
     if data is None:
         data = bounds.read_regular_file(Path(path), max_bytes)
-    if Path(path).suffix.lower() == COMPRESSED:
+    if _uncompressed(path) != Path(path):
         data = bounds.gunzip(data, max_bytes)
     try:
         extracted = reader(data)
