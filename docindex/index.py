@@ -170,16 +170,15 @@ class Index:
             rankings = {"hybrid": [(dense_ids, ranking.dense_weight * dense_factor), (bm25_ids, ranking.bm25_weight),
                                    (fields_ids, ranking.fields_weight)],
                         "dense": [(dense_ids, 1.0)], "bm25": [(bm25_ids, 1.0)]}[mode]
-            if mode == "hybrid" and ranking.fusion == "convex":
-                fused, doc_cosine = self._convex(snapshot, np.union1d(dense_ids, bm25_ids), query_vector,
-                                                 phrases, phrase_scores, dense_factor, ranking)
-            else:
-                fused = rrf(rankings, ranking.rrf_k)
+            convex = mode == "hybrid" and ranking.fusion == "convex"   # doc_best: pages found by their whole text
+            candidates = np.union1d(np.union1d(dense_ids, bm25_ids), np.fromiter(doc_best.values(), np.int64))
+            fused, doc_cosine = self._convex(snapshot, candidates, query_vector, phrases, phrase_scores, dense_factor,
+                                             ranking, doc_bm25) if convex else (rrf(rankings, ranking.rrf_k), {})
             for chunk_id in doc_best.values():
                 fused.setdefault(chunk_id, 0.0)
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
                 np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
-            fuse_documents(fused, doc_of, list(doc_bm25), ranking.doc_bm25_weight, ranking.rrf_k)
+            fuse_documents(fused, doc_of, list(doc_bm25), 0.0 if convex else ranking.doc_bm25_weight, ranking.rrf_k)
             top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
             if mode == "hybrid" and ranking.distinct:       # a passage copied on two pages: once (duplicates.py)
                 top = duplicates.distinct_ranked(top, k, doc_of, snapshot, self._chunk_texts, ranking.per_doc)
@@ -212,22 +211,24 @@ class Index:
 
     def _convex(self, snapshot: Snapshot, candidates: np.ndarray, query_vector: np.ndarray,
                 phrases: list[tuple[str, ...]], phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]],
-                dense_factor: float, ranking: Ranking,
+                dense_factor: float, ranking: Ranking, doc_bm25: dict[int, float],
                 ) -> tuple[dict[int, float], dict[int, float]]:
         """Score fusion over the candidate chunk ids (score_fusion.py): (chunk id → fused score,
         document id → centroid cosine, empty when the centroid weight is 0)."""
         rows = snapshot.rows_of(candidates)
+        docs = snapshot.doc_ids[rows]
         cosine = np.einsum("ij,j->i", snapshot.matrix[rows], query_vector).astype(np.float64)
         bm25 = score_fusion.bm25_at(snapshot.lexical, phrases, rows, phrase_scores)
         centroid, by_doc = None, {}
         if ranking.centroid_weight:
-            docs = snapshot.doc_ids[rows]
             centroid = snapshot.document_centroids().cosines(docs, query_vector)
             by_doc = dict(zip(docs.tolist(), centroid.tolist()))
+        whole = np.array([doc_bm25.get(d, 0.0) for d in docs.tolist()], dtype=np.float64) if doc_bm25 else None
         fused = score_fusion.convex(candidates, cosine, bm25, centroid,
                                     dense_share=ranking.convex_dense * dense_factor,
                                     bm25_share=1.0 - ranking.convex_dense,
-                                    centroid_weight=ranking.centroid_weight * dense_factor)
+                                    centroid_weight=ranking.centroid_weight * dense_factor,
+                                    doc_bm25=whole, doc_bm25_weight=ranking.doc_bm25_weight)
         return fused, by_doc
 
     def _dense_is_blind_to(self, query: str) -> bool:

@@ -99,11 +99,15 @@ def min_max(values: np.ndarray) -> np.ndarray:
 
 
 def convex(chunk_ids: np.ndarray, cosine: np.ndarray, bm25: np.ndarray, centroid: np.ndarray | None, *,
-           dense_share: float, bm25_share: float, centroid_weight: float) -> dict[int, float]:
-    """chunk id → fused score over the candidates (arrays aligned with `chunk_ids`)."""
+           dense_share: float, bm25_share: float, centroid_weight: float,
+           doc_bm25: np.ndarray | None = None, doc_bm25_weight: float = 0.0) -> dict[int, float]:
+    """chunk id → fused score over the candidates (arrays aligned with `chunk_ids`); `doc_bm25`:
+    the whole-document BM25 of each candidate's document (0.0 outside its ranked documents)."""
     if not len(chunk_ids):
         return {}
     score = dense_share * min_max(cosine) + bm25_share * min_max(bm25)
     if centroid is not None and centroid_weight:
         score = score + centroid_weight * min_max(centroid)
+    if doc_bm25 is not None and doc_bm25_weight:
+        score = score + doc_bm25_weight * min_max(doc_bm25)
     return dict(zip(chunk_ids.tolist(), score.tolist()))

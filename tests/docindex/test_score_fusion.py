@@ -82,6 +82,24 @@ def test_convex_orders_by_the_weighted_normalized_scores():
     assert score_fusion.min_max(np.array([2.0, 2.0])).tolist() == [0.0, 0.0]
 
 
+def test_convex_adds_the_whole_documents_bm25_as_a_share():
+    ids = np.array([10, 20, 30])
+    cosine, bm25 = np.array([0.5, 0.4, 0.1]), np.array([0.0, 6.0, 3.0])
+    plain = score_fusion.convex(ids, cosine, bm25, None, dense_share=0.8, bm25_share=0.2, centroid_weight=0.0)
+    whole = np.array([1.0, 1.0, 9.0])      # chunk 30's page uses the words all over
+    fused = score_fusion.convex(ids, cosine, bm25, None, dense_share=0.8, bm25_share=0.2, centroid_weight=0.0,
+                                doc_bm25=whole, doc_bm25_weight=0.5)
+    assert fused == pytest.approx({10: plain[10], 20: plain[20], 30: plain[30] + 0.5})
+
+
+def test_convex_search_with_whole_document_bm25_reports_it(index):
+    index.ranking = Ranking(fusion="convex", doc_bm25_weight=0.1, per_doc=1)
+    hits = index.search("make install environment", k=3)
+    assert hits[0].source == "install.md"
+    assert any(h.doc_bm25 > 0.0 for h in hits)
+    assert all(0.0 <= h.fusion <= 1.1 + 1e-9 for h in hits)
+
+
 def test_search_with_convex_fusion_explains_each_hit(index):
     index.ranking = CONVEX
     hits = index.search("make install environment", k=4)
@@ -103,7 +121,6 @@ def test_one_retriever_modes_ignore_the_ranking_levers(index):
     ({"fusion": "max"}, "fusion must be one of rrf, convex"),
     ({"fusion": "convex", "convex_dense": 1.5}, "convex_dense must be from 0 to 1"),
     ({"fusion": "convex", "fields_weight": 1.0}, "does not combine"),
-    ({"fusion": "convex", "doc_bm25_weight": 1.0}, "does not combine"),
 ])
 def test_a_ranking_that_cannot_work_is_refused(knobs, message):
     with pytest.raises(ValueError, match=message):

@@ -77,3 +77,18 @@ def test_coverage_is_the_idf_weighted_share_of_query_words_in_the_chunk(small_in
     partial = small_index.search("build jupiter", k=1)[0]
     assert 0.0 < partial.coverage < 0.5
     assert small_index.search("jupiter moons", k=1)[0].coverage == 0.0
+
+
+def test_the_page_ranking_puts_a_page_with_several_good_chunks_above_one_lucky_chunk():
+    from docindex.ranking import DOCUMENT_RANKING, rank
+
+    # page 1: three chunks that match well; page 2: one chunk a little better than any of them
+    fused = {11: 0.80, 12: 0.75, 13: 0.70, 21: 0.85, 22: 0.10}
+    doc_of = {11: 1, 12: 1, 13: 1, 21: 2, 22: 2}
+    best_alone = rank(fused, doc_of, Ranking(fusion="convex", per_doc=1))
+    assert [doc_of[r.chunk_id] for r in best_alone[:2]] == [2, 1]
+    pages = rank(fused, doc_of, DOCUMENT_RANKING)
+    assert [r.chunk_id for r in pages[:2]] == [11, 21]       # one chunk per page first, page 1 ahead
+    top = pages[0]
+    assert top.doc_score == pytest.approx(0.80 + 0.5 * 0.75 + 0.25 * 0.70)
+    assert top.score == pytest.approx(top.fusion + DOCUMENT_RANKING.doc_weight * top.doc_score)
