@@ -31,23 +31,25 @@ from docindex.index import Index  # noqa: E402
 from docindex.ranking import DOCUMENT_RANKING  # noqa: E402
 
 K = 50
+BEFORE = replace(DOCUMENT_RANKING, doc_weight=0.0)   # the page ranking before round 4 (stop 37)
 LEVERS = {
+    "before (stop 36)": BEFORE,
     "shipped (DOCUMENT_RANKING)": DOCUMENT_RANKING,
     # the whole page's BM25 (doclexical.py) as a share of the convex score
-    **{f"doc bm25 {w:g}": replace(DOCUMENT_RANKING, doc_bm25_weight=w) for w in (0.05, 0.1, 0.2, 0.3)},
-    **{f"doc bm25 {w:g} + a0.9": replace(DOCUMENT_RANKING, doc_bm25_weight=w, convex_dense=0.9) for w in (0.1, 0.2)},
+    **{f"doc bm25 {w:g}": replace(BEFORE, doc_bm25_weight=w) for w in (0.05, 0.1, 0.2, 0.3)},
+    **{f"doc bm25 {w:g} + a0.9": replace(BEFORE, doc_bm25_weight=w, convex_dense=0.9) for w in (0.1, 0.2)},
     # a page's score from its best chunks (ranking.rank: doc_depth chunks, each doc_decay of the one before)
-    **{f"doc agg {w:g}": replace(DOCUMENT_RANKING, doc_weight=w) for w in (0.1, 0.2, 0.3, 0.5, 1.0)},
-    **{f"doc agg {w:g} depth 2": replace(DOCUMENT_RANKING, doc_weight=w, doc_depth=2) for w in (0.2, 0.5)},
-    **{f"doc agg {w:g} depth 5": replace(DOCUMENT_RANKING, doc_weight=w, doc_depth=5) for w in (0.2, 0.5)},
-    **{f"doc agg {w:g} decay 0.3": replace(DOCUMENT_RANKING, doc_weight=w, doc_decay=0.3) for w in (0.2, 0.5)},
-    "doc agg 0.2 + doc bm25 0.1": replace(DOCUMENT_RANKING, doc_weight=0.2, doc_bm25_weight=0.1),
-    "doc agg 0.5 + doc bm25 0.05": replace(DOCUMENT_RANKING, doc_weight=0.5, doc_bm25_weight=0.05),
-    **{f"doc agg {w:g} + doc bm25 {b:g}": replace(DOCUMENT_RANKING, doc_weight=w, doc_bm25_weight=b)
+    **{f"doc agg {w:g}": replace(BEFORE, doc_weight=w) for w in (0.1, 0.2, 0.3, 0.5, 1.0)},
+    **{f"doc agg {w:g} depth 2": replace(BEFORE, doc_weight=w, doc_depth=2) for w in (0.2, 0.5)},
+    **{f"doc agg {w:g} depth 5": replace(BEFORE, doc_weight=w, doc_depth=5) for w in (0.2, 0.5)},
+    **{f"doc agg {w:g} decay 0.3": replace(BEFORE, doc_weight=w, doc_decay=0.3) for w in (0.2, 0.5)},
+    "doc agg 0.2 + doc bm25 0.1": replace(BEFORE, doc_weight=0.2, doc_bm25_weight=0.1),
+    "doc agg 0.5 + doc bm25 0.05": replace(BEFORE, doc_weight=0.5, doc_bm25_weight=0.05),
+    **{f"doc agg {w:g} + doc bm25 {b:g}": replace(BEFORE, doc_weight=w, doc_bm25_weight=b)
        for w, b in ((1.0, 0.05), (1.0, 0.1), (0.5, 0.1), (2.0, 0.1))},
-    **{f"doc agg {w:g}": replace(DOCUMENT_RANKING, doc_weight=w) for w in (2.0, 3.0, 5.0)},
-    **{f"doc agg 2 depth {d}": replace(DOCUMENT_RANKING, doc_weight=2.0, doc_depth=d) for d in (2, 5)},
-    **{f"doc agg 2 decay {x:g}": replace(DOCUMENT_RANKING, doc_weight=2.0, doc_decay=x) for x in (0.3, 0.7)},
+    **{f"doc agg {w:g}": replace(BEFORE, doc_weight=w) for w in (2.0, 3.0, 5.0)},
+    **{f"doc agg 2 depth {d}": replace(BEFORE, doc_weight=2.0, doc_depth=d) for d in (2, 5)},
+    **{f"doc agg 2 decay {x:g}": replace(BEFORE, doc_weight=2.0, doc_decay=x) for x in (0.3, 0.7)},
 }
 
 
