@@ -39,8 +39,9 @@ CTX_PER_SEQUENCE = 2048
 
 def main() -> None:
     import llama_cpp
-    from llama_cpp import Llama
     from llama_cpp import _internals as internals
+
+    from deployments.engines.llamacpp_load import load_llama
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=32)
@@ -52,7 +53,7 @@ def main() -> None:
     weights = resolve_weights(AUTO, default_model=True)
     path = str(convert_gguf(default_gguf(), weights))
     info = machine() | {"commit": git_commit(), "weights": weights, "threads": 2}
-    llm = Llama(model_path=path, n_ctx=512, verbose=False)      # the model and tokenizer; its own context unused
+    llm = load_llama(path, n_ctx=512, verbose=False)      # the model and tokenizer; its own context unused
     params = llama_cpp.llama_context_default_params()
     params.n_ctx, params.n_batch, params.n_ubatch = CTX_PER_SEQUENCE * MAX_SEQUENCES, N_BATCH, N_BATCH
     params.n_seq_max, params.n_threads, params.n_threads_batch = MAX_SEQUENCES, 2, 2

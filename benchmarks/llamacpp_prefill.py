@@ -56,10 +56,10 @@ BATCHES = ((512, 512), (128, 128), (256, 256), (1024, 512), (2048, 2048))
 
 
 def load(weights: str, n_batch: int = 512, n_ubatch: int = 512, threads: int = 2):
-    from llama_cpp import Llama
+    from deployments.engines.llamacpp_load import load_llama  # as the engine loads (AMX that cannot run: off)
 
-    return Llama(model_path=str(convert_gguf(default_gguf(), weights)), n_ctx=4096, n_batch=n_batch,
-                 n_ubatch=n_ubatch, n_threads=threads, n_threads_batch=threads, verbose=False)
+    return load_llama(str(convert_gguf(default_gguf(), weights)), n_ctx=4096, n_batch=n_batch,
+                      n_ubatch=n_ubatch, n_threads=threads, n_threads_batch=threads, verbose=False)
 
 
 def prompt_tokens(llm) -> list[int]:
@@ -196,11 +196,12 @@ def part_fidelity(weights: list[str]) -> dict:
     """How far each re-typed model's next-token predictions are from the original's,
     over every position of the prompt: top-1 agreement and mean KL(original || variant)."""
     import numpy as np
-    from llama_cpp import Llama
+
+    from deployments.engines.llamacpp_load import load_llama
 
     def log_probs(w: str):
-        llm = Llama(model_path=str(convert_gguf(default_gguf(), w)), n_ctx=4096, n_batch=512,
-                    n_threads=1, n_threads_batch=1, logits_all=True, verbose=False)
+        llm = load_llama(str(convert_gguf(default_gguf(), w)), n_ctx=4096, n_batch=512,
+                         n_threads=1, n_threads_batch=1, logits_all=True, verbose=False)
         tokens = prompt_tokens(llm)
         llm.eval(tokens)
         logits = np.array(llm.scores[: len(tokens)], dtype=np.float64)

@@ -48,6 +48,7 @@ from deployments.citation_grammar import citation_gbnf
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.engines.gguf_convert import AUTO as AUTO_WEIGHTS
 from deployments.engines.gguf_convert import convert_gguf, resolve_weights
+from deployments.engines.llamacpp_load import load_llama
 from deployments.engines.models import DEFAULT_ALIASES, ModelKind, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
 
@@ -169,10 +170,8 @@ class LlamaCppEngine(Engine):
         )
 
     def _load(self) -> Any:
-        from llama_cpp import Llama
-
-        return Llama(
-            model_path=str(convert_gguf(Path(self.model), self.weights)),  # cached after the first slot
+        return load_llama(
+            str(convert_gguf(Path(self.model), self.weights)),  # cached after the first slot
             n_ctx=self.n_ctx,
             n_batch=self.n_batch,
             n_threads=self.n_threads,
