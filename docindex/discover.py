@@ -9,6 +9,12 @@
   would block the run forever, `/dev/zero` never ends).
 - Hidden files and folders (a leading ".") are left out silently; every other
   file that is not ingested is reported as skipped, with its reason.
+- In a Sphinx HTML build (a folder with `searchindex.js` or `objects.inv`), its
+  `_sources/` (every page's reST or Markdown source again, as `.txt`) and
+  `_modules/` (the project's source code, highlighted by sphinx.ext.viewcode)
+  are skipped, one line each: pointed at the build, a user wants its pages, and
+  the copies took the pages' places (pytest's docs: `parametrize.rst.txt` above
+  `parametrize.html`). Named as a path of their own, they are ingested.
 
 The size bound and the read itself are in bounds.py; discovery only decides
 what is a candidate, so nothing here opens a file.
@@ -25,6 +31,11 @@ from .errors import IngestError
 from .extract import COMPRESSED, READERS, supported, type_name
 
 NOTHING = "no Markdown, text, HTML or PDF files"
+SPHINX_BUILD_MARKERS = ("searchindex.js", "objects.inv")
+SPHINX_COPIES = {
+    "_sources": "Sphinx's copy of the pages' sources (the built pages are ingested; name the folder to ingest it)",
+    "_modules": "Sphinx's highlighted source code, not pages (name the folder to ingest it)",
+}
 
 
 @dataclass(frozen=True)
@@ -105,7 +116,15 @@ class _Walk:
                 self.skip(current, exc.strerror or str(exc))
                 continue
             subfolders = [sub for name in names if (sub := self.entry(current / name)) is not None]
-            stack.extend(reversed(subfolders))
+            stack.extend(reversed([sub for sub in subfolders if not self.sphinx_copy(sub)]))
+
+    def sphinx_copy(self, folder: Path) -> bool:
+        """True (and reported) for a Sphinx build's _sources/ or _modules/ under a walked folder."""
+        reason = SPHINX_COPIES.get(folder.name)
+        if reason is None or not any((folder.parent / marker).is_file() for marker in SPHINX_BUILD_MARKERS):
+            return False
+        self.skip(folder, reason)
+        return True
 
     def entry(self, path: Path) -> Path | None:
         """Classify one directory entry; returns a folder to walk, or None."""

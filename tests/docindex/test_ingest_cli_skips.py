@@ -126,3 +126,29 @@ def test_gzip_compressed_pages_are_read_and_a_bad_or_bombing_gzip_is_skipped(tmp
         assert index.search("HEALTHCHECK", k=1, collection="c")[0].source == "page.html.gz"
         volumes = index.search("volumes", k=1, collection="c")[0]
         assert (volumes.source, volumes.title) == ("notitle.txt.gz", "notitle")   # as notitle.txt would be
+
+
+def test_a_sphinx_builds_source_copies_and_code_pages_are_one_skip_line_each(tmp_path):
+    """Pointed at a Sphinx HTML build, ingest takes its pages, not _sources/ (each page's source
+    again) nor _modules/ (highlighted code): they took the pages' places in pytest's docs."""
+    page = "<html><body><h1>Parametrize</h1><p>Run one test with several inputs.</p></body></html>"
+    build = write_files(tmp_path / "html", {
+        "searchindex.js": "Search.setIndex({})", "parametrize.html": page,
+        "_sources/parametrize.rst.txt": "Parametrize\n===========\n\nRun one test with several inputs.\n",
+        "_modules/_pytest/python.html": "<html><body><h1>Source code for _pytest.python</h1></body></html>",
+    })
+    result = invoke("ingest", build, "--db", tmp_path / "i.db", "-c", "c")
+    assert result.exit_code == 3, result.output
+    assert result.stderr.splitlines() == [
+        f"skipped {build / '_modules'}: Sphinx's highlighted source code, not pages (name the folder to ingest it)",
+        f"skipped {build / '_sources'}: Sphinx's copy of the pages' sources (the built pages are ingested; "
+        "name the folder to ingest it)",
+        f"skipped {build / 'searchindex.js'}: unsupported file type '.js' (supported: .htm, .html, .markdown, .md, "
+        ".mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz)",
+    ]
+    assert result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 3 skipped")
+    named = invoke("ingest", build / "_sources", "--db", tmp_path / "sources.db", "-c", "c")
+    assert named.exit_code == 0 and named.stdout.startswith("1 added"), named.output
+    plain = write_files(tmp_path / "notes", {"_sources/list.md": "# Sources\n\nWhere the data came from.\n"})
+    kept = invoke("ingest", plain, "--db", tmp_path / "notes.db", "-c", "c")     # no Sphinx build: a folder
+    assert kept.exit_code == 0 and kept.stdout.startswith("1 added"), kept.output
