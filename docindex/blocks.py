@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 7
+READING_VERSION = 8
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -22,7 +22,9 @@ data tables and list items read as Markdown tables and items; "e.g."/"i.e." end 
 (Markdown's indented code is code unless a list item or MkDocs block holds it; every piece of a long table
 keeps its header row, and no row is carried into the next chunk as overlap; reStructuredText directives the
 reader does not know keep their term and description; mdBook's menu bar and titles set as text are not quoted).
-6: stop 34 (a DocBook block's title, `<p class="title">`, is a bold line of its own, never quoted)."""
+6: stop 34 (a DocBook block's title, `<p class="title">`, is a bold line of its own, never quoted).
+8: stop 37 (an HTML paragraph that is one bold run, and a Sphinx rubric, are such labels; a label over a
+short code block is quoted with it)."""
 
 
 @dataclass(frozen=True)

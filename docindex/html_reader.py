@@ -5,7 +5,9 @@ the Debian Administrator's Handbook's "TIP Listing a package contents and findin
 package", PostgreSQL's "Table 9.1. Comparison Operators") is a bold line of its own: searched
 and embedded with its block, never quoted as a sentence (sentences.is_label). Read as a
 paragraph, it was an answer's sentence: "TIP Listing a package contents and finding a file's
-package [1]."
+package [1]." A Sphinx rubric and a paragraph that is one bold run (pytest's "Run tests by keyword
+expressions" over its command) are such labels too; a label right over a short code block is quoted
+with it (quotable.LABELS_CARRY_CODE).
 
 A data table (2+ rows and columns, no cell with more than one paragraph or any other block)
 becomes one paragraph holding a Markdown table, one row a line, so it is chunked, embedded and
@@ -22,6 +24,7 @@ from typing import Any
 from .blocks import Block, Extracted
 
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_LABEL_CLASSES = {"title", "rubric"}
 _SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe", "button", "form"}
 _BLOCK = {
     "p", "div", "section", "article", "main", "li", "ul", "ol", "table", "tr", "td", "th",
@@ -148,8 +151,10 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                     blocks.append(Block("code", f"```\n{code}\n```"))
             elif tag == "br":
                 buffer.append("\n")
-            elif tag == "p" and "title" in (child.attributes.get("class") or "").split():
-                flush()             # a DocBook block's title: "TIP Listing a package contents …" (a sidebar's)
+            elif tag == "p" and (_LABEL_CLASSES & set((child.attributes.get("class") or "").split())
+                                 or _bold_only(child)):
+                flush()             # a DocBook block's title: "TIP Listing a package contents …" (a sidebar's),
+                #                     a Sphinx rubric, a paragraph that is one bold run (a pseudo-heading)
                 caption = " ".join((child.text(deep=True, separator=" ") or "").split())
                 if caption:
                     blocks.append(Block("para", f"**{caption}**"))
@@ -196,3 +201,11 @@ def markdown_table(table: Any) -> str:
         return ""
     lines = ["| " + " | ".join(texts) + " |" for texts in kept]
     return "\n".join([lines[0], "|" + "---|" * len(kept[0]), *lines[1:]])
+
+
+def _bold_only(paragraph: Any) -> bool:
+    """A <p> whose only content is one <strong> or <b> (pytest's "Run tests by keyword expressions"
+    over its command): a label, as a Markdown writer's **pseudo-heading** is."""
+    parts = [node for node in paragraph.iter(include_text=True)
+             if node.tag != "-text" or (node.text(deep=False) or "").strip()]
+    return len(parts) == 1 and parts[0].tag in ("strong", "b")

@@ -13,7 +13,6 @@ the sentence it was made from: a changed rule here makes old keys miss, never mi
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .quote_blobs import KEY_BYTES, VECTOR_DTYPE, pack, quote_key, unpack  # noqa: F401 (re-exported)
 from .sentences import Unit, is_label, is_title, split_sentences, unit_sentence_spans, units
 from .table_rows import row_text
 
@@ -104,7 +104,13 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 found += [Candidate(n, start, sentence) for start, sentence in _commented_code(text, unit)
                           if min_words <= len(sentence.split()) <= max_words]
             if unit.kind in ("code", "heading") or unit.kind == "prose" and is_title(text[unit.start:unit.end]):
-                continue                                        # a page's or a block's title is no sentence
+                label = text[unit.start:unit.end].strip()       # a page's or a block's title is no sentence, but
+                if LABELS_CARRY_CODE and after is not None and after.kind == "code" and is_label(label):
+                    said = clean_sentence(label[2:-2])          # a bold label over its code reads as a lead-in:
+                    sentence = _with_code(said, _inline_code(text, after))   # "Run tests by keyword expressions:
+                    if sentence != said and min_words <= len(sentence.split()) <= max_words:   # `pytest -k …`"
+                        found.append(Candidate(n, unit.start, sentence))
+                continue
             if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
                     and _term(text, blocks, b + 1):
                 continue                                        # quoted with the text it names, not alone
@@ -167,6 +173,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
 # Gunicorn's docs", "To learn about X, refer to …"); a lead-in pointing at code too long to carry ("deictic": "… add the
 # following CSS:"; True, any such lead-in, cost the Python dev half an evidence string: "… should be defined as:").
 CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED = True, True, True
+# Stop 37: a bold label right over a short code block (pytest's "**Run tests by keyword expressions**" and
+# `pytest -k "MyClass and not method"`) is quoted with it, as a lead-in ending in ":" is. False: never quoted.
+LABELS_CARRY_CODE = True
 LEAD_INS_WITHOUT_CODE_SKIPPED: bool | str = "deictic"
 _DEICTIC = re.compile(r"\b(?:following|below|as follows|like this|like so)\b", re.IGNORECASE)
 CLIP_MARK = " …"
@@ -347,15 +356,6 @@ def _first_sentence(text: str) -> str:
 
 
 
-KEY_BYTES = 8
-VECTOR_DTYPE = np.float16       # 384 × 2 bytes a sentence: cosines agree with float32 to ~1e-3
-
-
-def quote_key(text: str) -> bytes:
-    """The key a quotable sentence's vector is stored under: a hash of its exact text."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=KEY_BYTES).digest()
-
-
 def quotable_texts(text: str) -> list[str]:
     """The distinct sentences of one chunk the extractive engine may quote (and so score)."""
     return list(dict.fromkeys(c.text for c in candidates([text])))
@@ -372,27 +372,6 @@ def chunk_blobs(chunks: Sequence[str], embed: Callable[[list[str]], np.ndarray])
         blobs.append(pack(chunk_texts, vectors[offset:offset + len(chunk_texts)]) if chunk_texts else None)
         offset += len(chunk_texts)
     return blobs
-
-
-def pack(texts: Sequence[str], vectors: np.ndarray) -> bytes:
-    """One chunk's quote vectors as one blob: per sentence its key, then its vector (float16)."""
-    if len(texts) != len(vectors):
-        raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
-    dim = vectors.shape[1] if len(vectors) else 0
-    out = np.zeros(len(texts), dtype=[("key", f"V{KEY_BYTES}"), ("vector", VECTOR_DTYPE, (dim,))])
-    out["key"] = [quote_key(t) for t in texts]
-    out["vector"] = vectors
-    return out.tobytes()
-
-
-def unpack(blob: bytes, dim: int) -> dict[bytes, np.ndarray]:
-    """key → float32 vector from `pack`'s blob; {} for a blob that is not one of `dim`-sized vectors."""
-    record = np.dtype([("key", f"V{KEY_BYTES}"), ("vector", VECTOR_DTYPE, (dim,))])
-    if dim <= 0 or len(blob) % record.itemsize:
-        return {}
-    rows = np.frombuffer(blob, dtype=record)
-    vectors = rows["vector"].astype(np.float32)
-    return {bytes(k): v for k, v in zip(rows["key"], vectors)}
 
 
 def lookup(tables: Sequence[Mapping[bytes, np.ndarray]], found: Sequence[Candidate]) -> list[np.ndarray | None]:

@@ -251,6 +251,20 @@ def test_a_docbook_block_title_is_a_bold_line_of_its_own(tmp_path):
         "The command lists files.", "**TIP Listing a package contents**", "Similar to apt-file list.", "Not a title."]
 
 
+def test_a_paragraph_that_is_one_bold_run_and_a_rubric_are_labels(tmp_path):
+    """pytest's docs set "Run tests by keyword expressions" as <p><strong>…</strong></p> over its command:
+    it was read, and quoted, as a sentence. Bold words inside a sentence stay text."""
+    path = tmp_path / "page.html"
+    path.write_text('<html><body><p>Run tests several ways.</p><p>\n <strong>Run tests by keyword expressions</strong> '
+                    '</p><pre>pytest -k "MyClass and not method"</pre><p class="rubric">Footnotes</p>'
+                    '<p><strong>Note:</strong> the rest of a sentence.</p><p><b>All</b> <b>of it</b></p>'
+                    '</body></html>')
+    assert [b.text for b in extract(path).blocks] == [
+        "Run tests several ways.", "**Run tests by keyword expressions**",
+        '```\npytest -k "MyClass and not method"\n```', "**Footnotes**", "Note: the rest of a sentence.",
+        "All of it"]
+
+
 @pytest.mark.parametrize("markdown, blocks", [
     ("Options:\n\n    --rm=false: Automatically remove the container\n\n\n    -d: Detached\n\nAfter.",
      [("para", "Options:"), ("code", "```\n--rm=false: Automatically remove the container\n\n\n-d: Detached\n```"),

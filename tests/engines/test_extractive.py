@@ -501,6 +501,18 @@ def test_a_block_title_is_neither_quoted_nor_a_term() -> None:
         "Sub-capability flags are sent with every request"]
 
 
+def test_a_bold_label_over_a_short_command_is_quoted_with_it() -> None:
+    """pytest's "**Run tests by keyword expressions**" over `pytest -k …` was quoted as a sentence of its
+    own (the HTML reader read the bold paragraph as text); as a label it leads its command, as a lead-in
+    ending in ':' does. A label over long code, or over prose, is still not quoted."""
+    assert _quoted('**Run tests by keyword expressions**\n\n```\npytest -k "MyClass and not method"\n```\n\n'
+                   "This will run tests which contain names that match.") == [
+        'Run tests by keyword expressions: `pytest -k "MyClass and not method"`',
+        "This will run tests which contain names that match"]
+    long_code = "\n".join(f"line_{i} = {i}" for i in range(12))
+    assert _quoted(f"**Run tests by keyword expressions**\n\n```\n{long_code}\n```") == []
+
+
 def test_code_that_shows_a_fence_stays_code() -> None:
     """Found by review: an indented example holding ``` lines, written as a ```` fence, read its inner
     lines as prose, because any ``` line closed the code."""
