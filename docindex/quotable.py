@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .quote_blobs import KEY_BYTES, VECTOR_DTYPE, pack, quote_key, unpack  # noqa: F401 (re-exported)
+from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, split_sentences, unit_sentence_spans, units
 from .table_rows import row_text
 

@@ -55,7 +55,7 @@ from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
-from docindex import quotable
+from docindex import quotable, quote_blobs
 from docindex.quotable import Candidate, clean_sentence
 
 __all__ = ["Candidate", "ExtractiveEngine", "candidates", "clean_sentence"]
@@ -229,7 +229,7 @@ class ExtractiveEngine(Engine):
         if self._embedder is None or not any(p.quote_vectors for p in passages):
             return [None] * len(found)
         dim = int(self._embedder.dim)
-        tables = [quotable.unpack(p.quote_vectors, dim) if p.quote_vectors else {} for p in passages]
+        tables = [quote_blobs.unpack(p.quote_vectors, dim) if p.quote_vectors else {} for p in passages]
         return quotable.lookup(tables, found)
 
     def floor_score(self, question: str, best: Candidate, lexical: float, rank: float, score: float,

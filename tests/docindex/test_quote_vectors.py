@@ -7,7 +7,7 @@ import sqlite3
 
 import numpy as np
 
-from docindex import quotable, store
+from docindex import quotable, quote_blobs, store
 from docindex.index import Index
 from docindex.ingest import ingest
 
@@ -54,10 +54,10 @@ def test_ingest_stores_the_engines_own_sentences_with_their_vectors(tmp_path, fa
         if not texts:
             assert blob is None
             continue
-        table = quotable.unpack(blob, fake_embedder.dim)
-        assert set(table) == {quotable.quote_key(t) for t in texts}          # exactly the engine's candidates
+        table = quote_blobs.unpack(blob, fake_embedder.dim)
+        assert set(table) == {quote_blobs.quote_key(t) for t in texts}          # exactly the engine's candidates
         expected = fake_embedder.embed(texts)
-        got = np.stack([table[quotable.quote_key(t)] for t in texts])
+        got = np.stack([table[quote_blobs.quote_key(t)] for t in texts])
         assert np.abs(got - expected).max() < 2e-3                           # float16 of the same vectors
     assert any("port 8080" in t for text, _ in rows.values() for t in quotable.quotable_texts(text))
 
@@ -100,7 +100,7 @@ def test_they_can_be_left_out_and_an_older_index_gains_them_at_its_next_ingest(t
 def test_pack_and_unpack_round_trip_and_refuse_a_blob_of_another_size():
     texts = ["First sentence here", "Second one"]
     vectors = np.random.default_rng(0).normal(size=(2, 8)).astype(np.float32)
-    table = quotable.unpack(quotable.pack(texts, vectors), 8)
-    assert np.allclose(table[quotable.quote_key("Second one")], vectors[1], atol=1e-2)
-    assert quotable.unpack(quotable.pack(texts, vectors), 7) == {}
-    assert quotable.unpack(b"", 8) == {}
+    table = quote_blobs.unpack(quote_blobs.pack(texts, vectors), 8)
+    assert np.allclose(table[quote_blobs.quote_key("Second one")], vectors[1], atol=1e-2)
+    assert quote_blobs.unpack(quote_blobs.pack(texts, vectors), 7) == {}
+    assert quote_blobs.unpack(b"", 8) == {}

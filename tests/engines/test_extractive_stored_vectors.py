@@ -9,7 +9,7 @@ import numpy as np
 from deployments.engines.base import GenParams
 from deployments.engines.extractive import ExtractiveEngine, candidates
 from deployments.prompt import PromptLimits, build_prompt
-from docindex import quotable
+from docindex import quotable, quote_blobs
 
 from .test_extractive import PASSAGES
 
@@ -43,7 +43,7 @@ def _with_stored(passages, embed) -> list:
     out = []
     for p in passages:
         texts = quotable.quotable_texts(p.text)
-        blob = quotable.pack(texts, embed(texts)) if texts else None
+        blob = quote_blobs.pack(texts, embed(texts)) if texts else None
         out.append(dataclasses.replace(p, quote_vectors=blob))
     return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from docindex import quotable
+from docindex import quotable, quote_blobs
 from docindex.embedder import MODEL_NAME
 from docindex.minilm import default_embedder
 
@@ -24,10 +24,10 @@ async def test_the_vectors_of_a_searchs_chunks_are_the_models_own(small_index):
         texts = {p["chunk_id"]: quotable.quotable_texts(p["text"]) for p in passages}
         assert set(by_id) == {i for i, t in texts.items() if t}
         chunk_id, sentences = next((i, t) for i, t in texts.items() if t)
-        table = quotable.unpack(by_id[chunk_id], 384)
+        table = quote_blobs.unpack(by_id[chunk_id], 384)
         fresh = default_embedder().embed(sentences)
         for sentence, vector in zip(sentences, fresh):
-            assert float(table[quotable.quote_key(sentence)] @ vector) > 0.97     # float16, maybe another build
+            assert float(table[quote_blobs.quote_key(sentence)] @ vector) > 0.97     # float16, maybe another build
 
         for bad, tail in (({"chunk_ids": []}, "path: /chunk_ids"), ({"chunk_ids": [2**63]}, "path: /chunk_ids/0"),
                           ({"chunk_ids": list(range(1, 66))}, "path: /chunk_ids"), ({"chunk_ids": ["1"]}, "/chunk_ids/0")):
