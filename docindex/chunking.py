@@ -43,7 +43,6 @@ MAX_TOKENS = 256        # the embedder's window, special tokens included
 OVERLAP_TOKENS = 32     # carried from the end of one piece of a section into the next
 MIN_BODY_BUDGET = 48    # a pathological heading path must not leave no room for text
 MIN_CHUNK_CHARS = 100   # a piece shorter than this does not stand alone if its neighbours can take it
-TERM_WORDS = 8          # a one-line paragraph this short with no sentence's end is a term (quotable.TERM_MAX_WORDS)
 PATH_SEPARATOR = " › "
 
 TokenCounter = Callable[[str], int]
@@ -244,10 +243,7 @@ def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int
     text, tokens, is_code = previous[-1]
     if is_code or table_lines(text) is not None:
         return []
-    if tokens <= limit:             # a definition carried with its term line, when both fit (an API
-        term = previous[-2] if len(previous) > 1 else None      # reference's `property full_path: str`)
-        if term is not None and _term_like(term) and not _term_like(previous[-1]) and term[1] + tokens <= limit:
-            return [(term[0], term[1], False), (text, tokens, False)]
+    if tokens <= limit:
         return [(text, tokens, False)]
     tail: list[tuple[str, int, str]] = []
     used = 0
@@ -258,13 +254,6 @@ def _overlap_tail(previous: list[tuple[str, int, bool]], overlap: int, room: int
         tail.insert(0, (sentence, need, sep))
         used += need
     return [(_joined(tail), used, False)] if tail else []
-
-
-def _term_like(unit: tuple[str, int, bool]) -> bool:
-    """A short one-line paragraph that ends no sentence: a term its next paragraph defines (quotable._term)."""
-    text = unit[0].strip()
-    return not unit[2] and bool(text) and "\n" not in text and text[-1] not in ".!?:;" \
-        and len(text.split()) <= TERM_WORDS and table_lines(text) is None
 
 
 def _split_table(header: list[str], rows: list[str], budget: int,

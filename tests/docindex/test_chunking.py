@@ -278,33 +278,3 @@ def test_sentences_join_wrapped_lines_but_keep_list_items_on_their_own():
     text = "Run the tool with the flag\n`--quiet` to hide output. Then:\n- first item\n  wrapped here.\n2. second"
     assert [s for s, _ in sentences(text)] == [
         "Run the tool with the flag `--quiet` to hide output.", "Then:", "- first item wrapped here.", "2. second"]
-
-
-def test_a_definition_carried_into_the_next_chunk_keeps_its_term(count_tokens):
-    """Flask's API reference: a chunk opened with "Requested path, including the query string." (the
-    overlap) while `property full_path: str` stayed in the chunk before, so the answer quoted it naming
-    nothing. When the overlap is a definition under a term line and both fit, both are carried."""
-    entries = "\n\n".join(f"property attr_{i}: str\n\nAttribute number {i} of the request, as the server got it."
-                          for i in range(40))
-    chunks = chunks_of(f"# Request\n\n{entries}\n", count_tokens)
-    assert len(chunks) > 2
-    assert all(c.text.startswith("property attr_") for c in chunks)
-    for chunk in chunks:        # every definition in a chunk still sits under its own term
-        lines = chunk.text.split("\n\n")
-        assert all(lines[i - 1] == f"property attr_{line.split()[2]}: str"
-                   for i, line in enumerate(lines) if line.startswith("Attribute number"))
-
-
-def test_a_term_line_left_last_is_carried_alone(count_tokens):
-    """Flask's configuration list: "Default: None" (the entry before's last line) and "SECRET_KEY" ended a
-    chunk; carrying both made the next entry's term "Default: None, SECRET_KEY". Only a definition brings
-    its term along; a term line left last is carried alone, as before."""
-    entries = "\n\n".join(f"SETTING_{i}\n\nWhat setting number {i} controls{', and more' * (i % 7)}.\n\nDefault: None"
-                          for i in range(60))          # entries of several lengths: cuts land everywhere
-    chunks = chunks_of(f"# Configuration\n\n{entries}\n", count_tokens)
-    assert len(chunks) > 2
-    for chunk in chunks:
-        lines = chunk.text.split("\n\n")
-        assert all(lines[i - 1].startswith("SETTING_") for i, line in enumerate(lines)
-                   if line.startswith("What setting") and i > 0)
-        assert not (lines[0].startswith("Default") and lines[1].startswith("SETTING_"))
