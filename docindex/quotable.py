@@ -160,6 +160,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 if POINTERS_SKIPPED and sentence == alone and _POINTER.match(sentence):
                     continue            # "See Gunicorn's deployment documentation for additional tips"
                 sentence = _first_sentence(sentence)
+                if EMPTY_FIELDS_SKIPPED and _EMPTY_FIELD.search(sentence):
+                    continue            # "f (Callable[[...], Any]) –": a field whose description is empty
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
                     if term and start == spans[0][0] and term.lower() not in sentence.lower():
@@ -176,6 +178,10 @@ CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED = True, True, True
 # Stop 37: a bold label right over a short code block (pytest's "**Run tests by keyword expressions**" and
 # `pytest -k "MyClass and not method"`) is quoted with it, as a lead-in ending in ":" is. False: never quoted.
 LABELS_CARRY_CODE = True
+# Stop 37: a Sphinx field list's entry with an empty description ("- f (Callable[[...], Any]) –", 140 in Flask's
+# API reference) is neither quoted nor carried by its lead-in ("Parameters: …; f (…) –"). False: quoted as before.
+EMPTY_FIELDS_SKIPPED = True
+_EMPTY_FIELD = re.compile(r"\s[–—]$")
 LEAD_INS_WITHOUT_CODE_SKIPPED: bool | str = "deictic"
 _DEICTIC = re.compile(r"\b(?:following|below|as follows|like this|like so)\b", re.IGNORECASE)
 CLIP_MARK = " …"
@@ -343,7 +349,7 @@ def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[st
             break
         raw = text[u.start:u.end]
         line = _first_sentence(clean_sentence(row_text(raw) if kind == "row" else raw))
-        if line:
+        if line and not (EMPTY_FIELDS_SKIPPED and _EMPTY_FIELD.search(line)):
             out.append(line)
     return out
 

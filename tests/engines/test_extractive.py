@@ -513,6 +513,18 @@ def test_a_bold_label_over_a_short_command_is_quoted_with_it() -> None:
     assert _quoted(f"**Run tests by keyword expressions**\n\n```\n{long_code}\n```") == []
 
 
+def test_a_field_with_an_empty_description_is_not_quoted() -> None:
+    """Flask's API reference (Sphinx autodoc): "Parameters: name (Optional[str]) – the optional name …;
+    f (Callable[[...], Any]) –" and "f (Callable[[...], Any]) –" alone were quotes; a field whose
+    description is empty says nothing."""
+    found = _quoted("Register a template filter.\n\nParameters:\n\n- name (Optional[str]) – the optional name "
+                    "of the filter, otherwise the function name will be used\n\n- f (Callable[[...], Any]) –")
+    assert "Parameters: name (Optional(str)) – the optional name of the filter, otherwise the function name " \
+           "will be used" in found      # brackets are quoted as parentheses (clean_sentence: no "[…]" in an answer)
+    assert not any(q.rstrip().endswith("–") or "Any)) –;" in q for q in found)
+    assert _quoted("Parameters:\n\n- f (Callable[[...], Any]) –\n\n- rule (str) –") == []
+
+
 def test_code_that_shows_a_fence_stays_code() -> None:
     """Found by review: an indented example holding ``` lines, written as a ```` fence, read its inner
     lines as prose, because any ``` line closed the code."""
