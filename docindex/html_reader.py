@@ -7,7 +7,8 @@ and embedded with its block, never quoted as a sentence (sentences.is_label). Re
 paragraph, it was an answer's sentence: "TIP Listing a package contents and finding a file's
 package [1]." A Sphinx rubric and a paragraph that is one bold run (pytest's "Run tests by keyword
 expressions" over its command) are such labels too; a label right over a short code block is quoted
-with it (quotable.LABELS_CARRY_CODE).
+with it (quotable.LABELS_CARRY_CODE). A Sphinx field list's term and its one-paragraph body are one
+paragraph, ended as a sentence ("Exit code 5: No tests were collected.").
 
 A data table (2+ rows and columns, no cell with more than one paragraph or any other block)
 becomes one paragraph holding a Markdown table, one row a line, so it is chunked, embedded and
@@ -105,6 +106,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     tree = LexborHTMLParser(text)
     for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#", "[source]": not text
         permalink.decompose()
+    _join_field_terms(tree)
     if drop_chrome:
         for chrome in tree.css(_CHROME):
             if chrome.parent is not None:       # not inside chrome already removed
@@ -209,3 +211,22 @@ def _bold_only(paragraph: Any) -> bool:
     parts = [node for node in paragraph.iter(include_text=True)
              if node.tag != "-text" or (node.text(deep=False) or "").strip()]
     return len(parts) == 1 and parts[0].tag in ("strong", "b")
+
+
+def _join_field_terms(tree: Any) -> None:
+    """A Sphinx field list's term and its one-paragraph body as one paragraph: pytest's "Exit code 5:" over
+    "No tests were collected" was two, and neither said what exit code 5 means. A body with a list or
+    code ("Parameters:" over its items) keeps its term as a lead-in line."""
+    for term in tree.css("dl.field-list > dt"):
+        body = term.next
+        while body is not None and body.tag == "-text":
+            body = body.next
+        if body is None or body.tag != "dd" or body.css_first("ul, ol, pre, table, dl") is not None:
+            continue
+        paragraphs = body.css("p")
+        name = " ".join((term.text(deep=True, separator=" ") or "").split()).rstrip(":").rstrip()
+        if len(paragraphs) == 1 and paragraphs[0].child is not None and name:
+            paragraphs[0].child.insert_before(f"{name}: ")
+            if (paragraphs[0].text(deep=True) or "").rstrip()[-1:] not in (".", "!", "?", ":", ";"):
+                paragraphs[0].insert_child(".")     # a sentence, not a term line for the next paragraph
+            term.decompose()

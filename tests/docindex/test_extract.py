@@ -265,6 +265,20 @@ def test_a_paragraph_that_is_one_bold_run_and_a_rubric_are_labels(tmp_path):
         "All of it"]
 
 
+def test_a_sphinx_field_lists_term_and_one_paragraph_body_are_one_sentence(tmp_path):
+    """pytest's exit codes: "Exit code 5:" over "No tests were collected" were two paragraphs, and no
+    quote said what exit code 5 means. A body with a list keeps its term as a lead-in line."""
+    path = tmp_path / "page.html"
+    path.write_text('<html><body><dl class="field-list simple">'
+                    '<dt class="field-odd">Exit code 5<span class="colon">:</span></dt>'
+                    '<dd class="field-odd"><p>No tests were <em>collected</em></p></dd>'
+                    '<dt class="field-even">Parameters<span class="colon">:</span></dt>'
+                    '<dd class="field-even"><ul><li><p>name (str) – the name</p></li></ul></dd>'
+                    '</dl><dl><dt>A term</dt><dd><p>Its text</p></dd></dl></body></html>')
+    assert [b.text for b in extract(path).blocks] == [
+        "Exit code 5: No tests were collected.", "Parameters:", "- name (str) – the name", "A term", "Its text"]
+
+
 @pytest.mark.parametrize("markdown, blocks", [
     ("Options:\n\n    --rm=false: Automatically remove the container\n\n\n    -d: Detached\n\nAfter.",
      [("para", "Options:"), ("code", "```\n--rm=false: Automatically remove the container\n\n\n-d: Detached\n```"),
