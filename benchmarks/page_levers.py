@@ -66,13 +66,16 @@ def _oos_questions(corpus: str) -> list[tuple[str, set[str]]]:
 
 
 def _unseen_questions(collection: str) -> list[tuple[str, set[str]]]:
-    rows = [json.loads(line) for line in (REPO / "benchmarks/oos/unseen/questions.jsonl").read_text().splitlines()
-            if line.strip()]
+    from benchmarks.unseen_manuals import QUESTIONS
+
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
     return [(r["q"], {r["gold"], *r.get("also", [])}) for r in rows if r["c"] == collection and r.get("gold")]
 
 
 def _page(source: str, by_name: bool) -> str:
-    return source.rsplit("/", 1)[-1].removesuffix(".gz") if by_name else source
+    from benchmarks.unseen_manuals import page_name  # how the unseen questions name a page
+
+    return page_name(source) if by_name else source
 
 
 def scores(index: Index, collection: str | None, items: list[tuple[str, set[str]]], ranking, by_name: bool) -> dict:

@@ -170,10 +170,10 @@ class Index:
             rankings = {"hybrid": [(dense_ids, ranking.dense_weight * dense_factor), (bm25_ids, ranking.bm25_weight),
                                    (fields_ids, ranking.fields_weight)],
                         "dense": [(dense_ids, 1.0)], "bm25": [(bm25_ids, 1.0)]}[mode]
-            convex = mode == "hybrid" and ranking.fusion == "convex"   # doc_best: pages found by their whole text
-            candidates = np.union1d(np.union1d(dense_ids, bm25_ids), np.fromiter(doc_best.values(), np.int64))
-            fused, doc_cosine = self._convex(snapshot, candidates, query_vector, phrases, phrase_scores, dense_factor,
-                                             ranking, doc_bm25) if convex else (rrf(rankings, ranking.rrf_k), {})
+            convex = mode == "hybrid" and ranking.fusion == "convex"
+            fused, doc_cosine = self._convex(snapshot, np.union1d(dense_ids, bm25_ids), query_vector, phrases,
+                                             phrase_scores, dense_factor, ranking, doc_bm25, doc_best) \
+                if convex else (rrf(rankings, ranking.rrf_k), {})
             for chunk_id in doc_best.values():
                 fused.setdefault(chunk_id, 0.0)
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
@@ -211,10 +211,10 @@ class Index:
 
     def _convex(self, snapshot: Snapshot, candidates: np.ndarray, query_vector: np.ndarray,
                 phrases: list[tuple[str, ...]], phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]],
-                dense_factor: float, ranking: Ranking, doc_bm25: dict[int, float],
+                dense_factor: float, ranking: Ranking, doc_bm25: dict[int, float], doc_best: dict[int, int],
                 ) -> tuple[dict[int, float], dict[int, float]]:
-        """Score fusion over the candidate chunk ids (score_fusion.py): (chunk id → fused score,
-        document id → centroid cosine, empty when the centroid weight is 0)."""
+        """score_fusion.py over the candidates and doc_best's chunks: (chunk → fused score, doc → centroid cosine)."""
+        candidates = np.union1d(candidates, np.fromiter(doc_best.values(), np.int64))
         rows = snapshot.rows_of(candidates)
         docs = snapshot.doc_ids[rows]
         cosine = np.einsum("ij,j->i", snapshot.matrix[rows], query_vector).astype(np.float64)

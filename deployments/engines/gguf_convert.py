@@ -67,24 +67,33 @@ def resolve_weights(weights: str, *, default_model: bool) -> str:
 
 
 @functools.cache
-def native_bf16() -> bool:
-    """True when the loaded llama.cpp was built with AVX512_BF16 and this CPU has it: a
-    wheel built on another machine (.wheels/ is reused) may lack the kernels."""
+def system_info() -> tuple[str, str]:
+    """(the loaded llama.cpp's system info, /proc/cpuinfo); empty strings where either cannot be read."""
     try:
         import llama_cpp
 
-        built = llama_cpp.llama_print_system_info().decode(errors="replace")
-        cpu = Path("/proc/cpuinfo").read_text(errors="replace")
+        return (llama_cpp.llama_print_system_info().decode(errors="replace"),
+                Path("/proc/cpuinfo").read_text(errors="replace"))
     except (ImportError, OSError, AttributeError):
-        return False
-    return bf16_in(built, cpu)
+        return "", ""
+
+
+def native_bf16() -> bool:
+    """True when the loaded llama.cpp was built with AVX512_BF16 and this CPU has it: a
+    wheel built on another machine (.wheels/ is reused) may lack the kernels."""
+    return bf16_in(*system_info())
+
+
+def kernels_in(system_info: str, cpuinfo: str, built: str, flag: str) -> bool:
+    """llama.cpp's system info says `built` = 1 and a /proc/cpuinfo flags line has `flag`."""
+    flags = {flag for line in cpuinfo.splitlines() if line.startswith("flags")
+             for flag in line.split(":", 1)[-1].split()}
+    return f"{built} = 1" in system_info and flag in flags
 
 
 def bf16_in(system_info: str, cpuinfo: str) -> bool:
     """llama.cpp's system info says AVX512_BF16 = 1 and a /proc/cpuinfo flags line has avx512_bf16."""
-    flags = {flag for line in cpuinfo.splitlines() if line.startswith("flags")
-             for flag in line.split(":", 1)[-1].split()}
-    return "AVX512_BF16 = 1" in system_info and "avx512_bf16" in flags
+    return kernels_in(system_info, cpuinfo, "AVX512_BF16", "avx512_bf16")
 
 
 def converted_gguf(src: Path, weights: str, cache_dir: Path = DEFAULT_CONVERT_CACHE) -> Path:

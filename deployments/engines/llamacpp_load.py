@@ -25,8 +25,9 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
+
+from deployments.engines.gguf_convert import kernels_in, system_info
 
 log = logging.getLogger(__name__)
 
@@ -43,20 +44,13 @@ _PROBE = (
 
 def amx_in(built: str, cpu: str) -> bool:
     """True when llama.cpp's system info says it has AMX kernels and the CPU flags list AMX."""
-    return "AMX_INT8 = 1" in built and " amx_int8" in cpu
+    return kernels_in(built, cpu, "AMX_INT8", "amx_int8")
 
 
 @functools.cache
 def amx_runs() -> bool:
     """False only where llama.cpp would run AMX tiles and a child process that does so dies."""
-    try:
-        import llama_cpp
-
-        built = llama_cpp.llama_print_system_info().decode(errors="replace")
-        cpu = Path("/proc/cpuinfo").read_text(errors="replace")
-    except (ImportError, OSError, AttributeError):
-        return True
-    if not amx_in(built, cpu):
+    if not amx_in(*system_info()):
         return True
     from deployments.engines.models import default_gguf
 

@@ -6,6 +6,7 @@ child process, so a regression kills the child, not the test session.
 """
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -52,8 +53,6 @@ def test_the_shipped_q4_1_model_prefills_on_this_machine(tmp_path):
         "out = llm('The capital of France is', max_tokens=4, temperature=0.0)\n"
         "print('amx_runs', amx_runs(), 'text', repr(out['choices'][0]['text']))\n"
     )
-    from pathlib import Path
-
     root = str(Path(__file__).resolve().parents[2])
     done = subprocess.run([sys.executable, "-c", child, root], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
