@@ -50,6 +50,11 @@ LEVERS = {
     **{f"doc agg {w:g}": replace(BEFORE, doc_weight=w) for w in (2.0, 3.0, 5.0)},
     **{f"doc agg 2 depth {d}": replace(BEFORE, doc_weight=2.0, doc_depth=d) for d in (2, 5)},
     **{f"doc agg 2 decay {x:g}": replace(BEFORE, doc_weight=2.0, doc_decay=x) for x in (0.3, 0.7)},
+    # stop 38: the other knobs again, around the shipped ranking
+    **{f"shipped, a{a:g}": replace(DOCUMENT_RANKING, convex_dense=a) for a in (0.6, 0.7, 0.75, 0.85, 0.9)},
+    **{f"shipped, centroid {c:g}": replace(DOCUMENT_RANKING, centroid_weight=c) for c in (0.0, 0.05, 0.2, 0.3)},
+    "shipped, a0.7 centroid 0.2": replace(DOCUMENT_RANKING, convex_dense=0.7, centroid_weight=0.2),
+    "shipped, depth 4 decay 0.7": replace(DOCUMENT_RANKING, doc_depth=4, doc_decay=0.7),
 }
 
 

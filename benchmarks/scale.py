@@ -266,6 +266,8 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print the results, do not write results files")
     parser.add_argument("--measure-only", action="store_true",
                         help="with --keep: measure the index a previous run kept there (results: scale_N_measure)")
+    parser.add_argument("--name", default=None,
+                        help="results file stem (default scale_N, or scale_N_measure): another machine's run beside")
     args = parser.parse_args()
     if args.measure_only and not (args.keep and (args.keep / f"scale-{args.chunks}.db").is_file()):
         parser.error(f"--measure-only needs --keep DIR holding scale-{args.chunks}.db from an earlier run")
@@ -289,7 +291,8 @@ def main() -> None:
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result, indent=1))
     if not args.no_write:
-        write_results(f"scale_{args.chunks}" + ("_measure" if args.measure_only else ""), result, markdown(result))
+        name = args.name or f"scale_{args.chunks}" + ("_measure" if args.measure_only else "")
+        write_results(name, result, markdown(result))
 
 
 def markdown(r: dict) -> str:
