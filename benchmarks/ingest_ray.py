@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=CORPORA / "cmcp")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--name", default="ingest_ray", help="results file stem (another corpus or machine beside)")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip()
@@ -109,7 +110,7 @@ def main() -> None:
               ", ".join(f"{m} / local {best[m] / best['local']:.2f}" for m in modes[1:]) +
               (f"; ray x{args.workers[-1]} / ray x{args.workers[0]} "
                f"{best[modes[-1]] / best[modes[1]]:.2f}" if len(args.workers) > 1 else ""), ""]
-    write_results("ingest_ray", {"machine": info, "commit": commit, "corpus": str(args.corpus), "runs": runs,
+    write_results(args.name, {"machine": info, "commit": commit, "corpus": str(args.corpus), "runs": runs,
                                  "best_chunks_per_s": best}, "\n".join(lines))
 
 
