@@ -106,6 +106,8 @@ def main() -> None:
     parser.add_argument("--embedders", nargs="*", default=[], choices=("static", "minilm", "none"),
                         help="also score the shipped knobs with each of these embedders")
     parser.add_argument("--grid", action="store_true")
+    parser.add_argument("--sentences", nargs="*", type=int, default=[], metavar="N",
+                        help="also score the shipped knobs with max_sentences N (the answer's length trade-off)")
     args = parser.parse_args()
     if args.grid and args.split != "dev":
         parser.error("--grid tunes: dev half only")
@@ -117,10 +119,13 @@ def main() -> None:
     shipped = score(ready(X.ExtractiveEngine(), embedder), questions, contexts)
     by_embedder = {name: score(ready(X.ExtractiveEngine(embedder=name), embedder), questions, contexts)
                    for name in args.embedders}
+    by_sentences = {str(n): score(ready(X.ExtractiveEngine(max_sentences=n), embedder), questions, contexts)
+                    for n in args.sentences}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {"corpus": args.corpus, "split": args.split, "questions": len(questions), "evidence_in_passages": bound,
               **gold_bounds(questions, contexts, hindsight=True),
-              "shipped": shipped, "by_embedder": by_embedder, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "shipped": shipped, "by_embedder": by_embedder,
+              **({"by_max_sentences": by_sentences} if by_sentences else {}), "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"}
     print(json.dumps(result), flush=True)
     RESULTS.mkdir(exist_ok=True)
