@@ -259,6 +259,8 @@ def main() -> None:
     parser.add_argument("--fixed-length", action="store_true",
                         help=f"every answer {MAX_TOKENS} tokens, EOS ignored and no citation grammar in either engine "
                              "(the aggregate then compares the engines, not the answers' lengths)")
+    parser.add_argument("--name", default=None, help="results file stem (default engines, engines_fixed_length with "
+                                                      "--fixed-length): another machine's run beside")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -290,8 +292,9 @@ def main() -> None:
         "results": results,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "engines.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / "engines.md").write_text(render_markdown(report))
+    name = args.name or ("engines_fixed_length" if args.fixed_length else "engines")
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{name}.md").write_text(render_markdown(report))
     print(render_markdown(report))
 
 

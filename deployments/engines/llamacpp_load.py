@@ -2,11 +2,13 @@
 
 llama.cpp built for the CPU it is built on (`make install` compiles it there) repacks a
 quantized model's weights (Q4_0, Q4_1, Q8_0, the K-quants) for Intel AMX tiles when the CPU
-reports AMX. Some virtual machines report AMX and do not let a guest run it: the first tile
-instruction is an illegal instruction and the process dies (SIGILL, no Python error). Seen
-on the project's own 2-core VM (Intel Xeon, AMX in /proc/cpuinfo, kernel 6.18 under
-Firecracker): SmolLM2's shipped Q4_1 file, `weights: q8_0` and a user's own Q4 GGUF all
-killed the process on their first prefill, while BF16 and F16 (no AMX kernels) ran.
+reports AMX. On some machines that path dies: the first tile instruction is an illegal
+instruction and the process dies (SIGILL, no Python error). Seen on the project's own 2-core
+VM (Intel Xeon, AMX in /proc/cpuinfo, kernel 6.18 under Firecracker): SmolLM2's shipped Q4_1
+file, `weights: q8_0` and a user's own Q4 GGUF all killed the process on their first prefill,
+while BF16 and F16 (no AMX kernels) ran. The CPU does run AMX there (oneDNN's AMX matmul
+does); ggml-org/llama.cpp#26954 describes llama.cpp's bug (the tile permission requested on
+the main thread only, a tile configuration the compiler may drop).
 
 So before the first quantized load on such a machine, `amx_runs()` asks once, in a child
 process, whether llama.cpp's AMX path runs here (it loads the shipped Q4_1 model and prefills
@@ -34,7 +36,7 @@ log = logging.getLogger(__name__)
 PROBE_TIMEOUT_S = 120.0
 _PARAMS_LOCK = threading.Lock()
 # The child: load the shipped Q4_1 model (its weights take the AMX buffers where the build has
-# them) and prefill a few tokens. Exit 0 if that ran; a signal if the CPU refused an instruction.
+# them) and prefill a few tokens. Exit 0 if that ran; a signal (SIGILL) if the AMX path died.
 _PROBE = (
     "import sys, llama_cpp\n"
     "llm = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=64, n_batch=32, n_threads=1, verbose=False)\n"

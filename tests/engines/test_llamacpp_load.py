@@ -1,4 +1,4 @@
-"""Loading a quantized GGUF never runs CPU code the machine refuses (deployments/engines/llamacpp_load.py).
+"""Loading a quantized GGUF never runs llama.cpp code that dies on the machine (deployments/engines/llamacpp_load.py).
 
 Found on this project's own VM: the CPU reports AMX, llama.cpp (built there) repacks a Q4_1 or
 Q8_0 model for AMX tiles, and the first prefill died with SIGILL. The end-to-end test runs in a
