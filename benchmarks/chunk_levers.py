@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
+import shutil
 import subprocess
 import sys
 import time
@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.docindex_common import INGEST_SUMMARY  # noqa: E402
 from benchmarks.oos.corpus import CORPORA  # noqa: E402
 from benchmarks.retrieval_levers import _commit  # noqa: E402
 
@@ -43,7 +44,7 @@ def ingest(paths: list[Path], collection: str, max_tokens: int, overlap: int, db
     """A fresh index of `paths` at `db`, chunked at max_tokens:overlap in a child process."""
     for stale in db.parent.glob(db.name + "*"):
         if stale.is_dir():
-            subprocess.run(["rm", "-rf", str(stale)], check=True)
+            shutil.rmtree(stale)
         else:
             stale.unlink()
     started = time.perf_counter()
@@ -52,7 +53,7 @@ def ingest(paths: list[Path], collection: str, max_tokens: int, overlap: int, db
                           cwd=REPO, capture_output=True, text=True)
     if done.returncode not in (0, 3):       # 3: finished, some files skipped (the manual's .svg, .css)
         sys.exit(f"chunk_levers: ingest of {collection} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-    counted = re.search(r"(\d+) chunks in", done.stdout + done.stderr)
+    counted = INGEST_SUMMARY.search(done.stdout)
     return {"seconds": round(time.perf_counter() - started, 1), "chunks": int(counted[1]) if counted else None}
 
 

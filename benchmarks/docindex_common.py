@@ -5,6 +5,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 from pathlib import Path
 
 from serve_app.percentile import p50_p95
@@ -12,6 +13,7 @@ from serve_app.percentile import p50_p95
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 CORPORA = REPO / "corpora"
+INGEST_SUMMARY = re.compile(r"; (\d+) chunks in ([\d.]+) s")   # `docindex ingest`'s last line
 
 
 def machine() -> dict:

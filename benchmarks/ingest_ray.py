@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sqlite3
 import subprocess
 import sys
@@ -25,9 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from docindex_common import CORPORA, REPO, machine, write_results
-
-SUMMARY = re.compile(r"; (\d+) chunks in ([\d.]+) s")
+from docindex_common import CORPORA, INGEST_SUMMARY, REPO, machine, write_results
 
 
 def run(corpus: Path, db: Path, ray_workers: int | None) -> dict:
@@ -43,7 +40,7 @@ def run(corpus: Path, db: Path, ray_workers: int | None) -> dict:
     if result.returncode not in (0, 3):      # recorded, not hidden: e.g. Ray's node start timing out under load
         return {"mode": mode, "error": result.stderr.strip()[-500:], "wall_s": round(wall, 1),
                 "load_avg_1m_at_start": round(load, 2)}
-    match = SUMMARY.search(result.stdout)
+    match = INGEST_SUMMARY.search(result.stdout)
     assert match, result.stdout
     chunks, seconds = int(match.group(1)), float(match.group(2))
     return {"mode": mode, "chunks": chunks,
