@@ -2,16 +2,21 @@
 passages an answer gets, the Gate's decision and the extractive answer, with `Ranking.distinct`
 on (as shipped) or off. Questions with their gold page, and everyday ones, were written before
 anything ran (benchmarks/oos/unseen/questions.jsonl; its sha256 is in the stop-34 note, and after
-the 24 Docker questions were appended in stop 35, before any Docker run, in that stop's note). A
-question's "also" lists other pages that answer it; a page is named by its file name, ".gz" dropped.
+the 24 Docker questions were appended in stop 35, before any Docker run, in that stop's note; the
+git and sqlite questions of stop 39 carry a reference answer, written with them: the summary then
+also gives the share of its words in the answer and in the best of the 4 passages, as issue 12's
+hidden set measures). A question's "also" lists other pages that answer it; a page is named by its
+file name, ".gz" dropped.
 
 Corpora (Debian packages, not installed by `make corpora`; ingest them as a user would):
 
-    apt-get install debian-handbook nodejs-doc rust-doc docker-doc
+    apt-get install debian-handbook nodejs-doc rust-doc docker-doc git-doc sqlite3-doc
     docindex ingest /usr/share/doc/debian-handbook/html/en-US --db /tmp/deb.db --collection deb
     docindex ingest /usr/share/doc/nodejs/api --db /tmp/node.db --collection node
     docindex ingest /usr/share/doc/rust-doc/html/book/*.html --db /tmp/rust.db --collection rust
     docindex ingest /usr/share/doc/docker-doc --db /tmp/docker.db --collection docker   # Markdown, most of it .md.gz
+    docindex ingest /usr/share/doc/git-doc --db /tmp/git.db --collection git   # HTML, each page's AsciiDoc .txt beside it
+    docindex ingest /usr/share/doc/sqlite3 --db /tmp/sqlite.db --collection sqlite
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
@@ -37,6 +42,7 @@ from docindex.index import Index  # noqa: E402
 from docindex.minilm import default_embedder  # noqa: E402
 from docindex.ranking import RANKINGS, SEARCH_RANKING  # noqa: E402
 from evals.extractive_tune import Memo, ready  # noqa: E402
+from evals.metrics import word_recall  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
@@ -76,6 +82,9 @@ def main() -> None:
         row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": gate.passed,
                "pages": sources[:5], "passages": [page_name(p.source) for p in given],
                "answer": " ".join(engine.render(chosen))}
+        if "answer" in q:       # a reference answer (git, sqlite): issue 12's hidden-set measure
+            row |= {"gold_in_answer": word_recall(q["answer"], row["answer"]),
+                    "gold_in_best_passage": max((word_recall(q["answer"], p.text) for p in given), default=0.0)}
         out.append(row)
         if args.answers:
             print(json.dumps(row, ensure_ascii=False))
@@ -85,6 +94,9 @@ def main() -> None:
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),
                "gate_wrong_refusals": sum(not r["gate_passed"] for r in gold),
+               **({key: round(sum(r[key] for r in gold) / len(gold), 3)
+                   for key in ("gold_in_answer", "gold_in_best_passage")} if all("gold_in_answer" in r for r in gold)
+                  else {}),
                **({"aggregate_in_top5_pages": sum(args.aggregate in r["pages"] for r in gold),
                    "aggregate_passages": f"{sum(r['passages'].count(args.aggregate) for r in gold)}/{4 * len(gold)}"}
                   if args.aggregate else {}),

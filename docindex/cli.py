@@ -2,7 +2,7 @@
 
 Library errors become one-line CLI errors only here (click.ClickException:
 "Error: …" on stderr, exit code 1); a usage error exits 2. No tracebacks.
-`ingest` exits 3 when it finished but skipped files (each reported on stderr).
+`ingest` exits 3 when it finished but skipped files (reported on stderr, a bulk kind in one line).
 """
 from __future__ import annotations
 
@@ -60,7 +60,9 @@ def main() -> None:
 @main.command(epilog="""\b
 Exit status:
   0  every file was ingested or is unchanged
-  3  done, but some files were skipped (each on stderr: "skipped PATH: reason")
+  3  done, but some files were skipped (on stderr: "skipped PATH: reason";
+     4 or more of one unsupported type, or .txt sources beside their HTML
+     pages, in one line: "skipped N files under DIR: reason, e.g. PATH")
   1  nothing written: a bad path or --base-url, no file that can be ingested,
      not an index, another ingest writing the same index, or interrupted
   2  usage error (an unknown option, a missing argument)""")
@@ -113,7 +115,7 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
         docindex ingest docs/ --db index.db --collection docs \\
             --base-url https://github.com/OWNER/REPO/blob/main/docs/
     """
-    from .ingest import NothingToIngest
+    from .ingest import NothingToIngest, skip_lines
     from .ingest import ingest as run_ingest
 
     if ray_workers is not None and ray_address is None:
@@ -133,8 +135,8 @@ def ingest(paths: tuple[Path, ...], db: Path, collection: str, dry_run: bool, fo
         else:
             report = run_ingest(list(paths), db, collection, dry_run=dry_run, **options)
     except NothingToIngest as exc:
-        for skipped in exc.skipped:
-            click.echo(f"skipped {skipped}", err=True)
+        for line in skip_lines(exc.skipped):
+            click.echo(f"skipped {line}", err=True)
         raise
     for error in report.errors:
         click.echo(f"skipped {error}", err=True)

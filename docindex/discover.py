@@ -15,6 +15,16 @@
   are skipped, one line each: pointed at the build, a user wants its pages, and
   the copies took the pages' places (pytest's docs: `parametrize.rst.txt` above
   `parametrize.html`). Named as a path of their own, they are ingested.
+- For the same reason a `.txt` file beside an HTML page of the same name
+  (`git-stash.txt` and `git-stash.html`: git-doc ships each manual page as its
+  AsciiDoc source and as the page built from it) is skipped: the page is read.
+  Asked 16 questions on git-doc, the sources took the pages' places and their
+  markup was quoted ("NAME ---- git-bisect - Use binary search…"). A `.txt`
+  named as a path is read.
+- Skips of one bulk kind (one unsupported type, or text sources beside their
+  pages) are reported in one line per kind from GROUPED_FROM files on
+  (`skip_lines`): a manual's 190 images were 190 lines that hid the one line
+  that mattered. The count in the summary is still every file.
 
 The size bound and the read itself are in bounds.py; discovery only decides
 what is a candidate, so nothing here opens a file.
@@ -45,13 +55,57 @@ class Candidate:
     read_path: Path     # what is opened: `path`, or the resolved target of an allowed link
 
 
+TEXT_SOURCE = "the text source of {page} beside it (the page is ingested; name the file to ingest it)"
+PAGE_SUFFIXES = (".html", ".htm")
+GROUPED_FROM = 4
+"""Skips of one kind (`Skipped.group`) reported in one line from this many files on."""
+
+
 @dataclass(frozen=True)
 class Skipped:
     path: Path
     reason: str
+    group: str = ""     # a bulk kind ("type .gif", "text source"): reported as one line from GROUPED_FROM on
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
+
+
+def skip_lines(skipped: list[Skipped]) -> list[str]:
+    """What a report says about `skipped`: "PATH: reason" per file, except a group of
+    GROUPED_FROM or more files, said once where its first file was ("N files …: reason, e.g. PATH")."""
+    groups: dict[str, list[Skipped]] = {}
+    for skip in skipped:
+        if skip.group:
+            groups.setdefault(skip.group, []).append(skip)
+    lines: list[str] = []
+    for skip in skipped:
+        members = groups.get(skip.group, [])
+        if len(members) < GROUPED_FROM:
+            lines.append(str(skip))
+        elif skip is members[0]:
+            lines.append(_grouped(members))
+    return lines
+
+
+def _grouped(members: list[Skipped]) -> str:
+    first = members[0]
+    under = Path(os.path.commonpath([m.path.parent for m in members]))
+    if first.group == "text source":
+        return (f"{len(members)} .txt files under {under}: each the text source of the HTML page of the same "
+                f"name beside it (the pages are ingested; name a file to ingest it), e.g. {first.path}")
+    return f"{len(members)} files under {under}: {first.reason}, e.g. {first.path}"
+
+
+def text_source(name: str, names: set[str]) -> str | None:
+    """The HTML page beside a `.txt` file of the same name (`git-stash.html` for `git-stash.txt`), or None."""
+    lowered = name.lower()
+    for suffix in (".txt", ".txt" + COMPRESSED):
+        if lowered.endswith(suffix):
+            stem = name[:-len(suffix)]
+            return next((page for ext in PAGE_SUFFIXES for page in (stem + ext, stem + ext + COMPRESSED)
+                         if page in names), None)
+    return None
 
 
 class NothingToIngest(IngestError):
@@ -115,7 +169,8 @@ class _Walk:
             except OSError as exc:
                 self.skip(current, exc.strerror or str(exc))
                 continue
-            subfolders = [sub for name in names if (sub := self.entry(current / name)) is not None]
+            subfolders = [sub for name in names if not self.text_source(current / name, set(names))
+                          and (sub := self.entry(current / name)) is not None]
             stack.extend(reversed([sub for sub in subfolders if not self.sphinx_copy(sub)]))
 
     def sphinx_copy(self, folder: Path) -> bool:
@@ -124,6 +179,14 @@ class _Walk:
         if reason is None or not any((folder.parent / marker).is_file() for marker in SPHINX_BUILD_MARKERS):
             return False
         self.skip(folder, reason)
+        return True
+
+    def text_source(self, path: Path, names: set[str]) -> bool:
+        """True (and reported) for a `.txt` file beside the HTML page built from it (module docstring)."""
+        page = text_source(path.name, names)
+        if page is None or not path.is_file():
+            return False
+        self.skip(path, TEXT_SOURCE.format(page=page), "text source")
         return True
 
     def entry(self, path: Path) -> Path | None:
@@ -162,7 +225,8 @@ class _Walk:
             self.skip(path, f"not a regular file ({file_kind(mode)})")
         elif not supported(path):
             self.skip(path, f"unsupported file type {type_name(path)!r} "
-                            f"(supported: {', '.join(sorted(READERS))}, each also gzip-compressed as {COMPRESSED})")
+                            f"(supported: {', '.join(sorted(READERS))}, each also gzip-compressed as {COMPRESSED})",
+                      f"type {type_name(path)}")
         else:
             self.found.setdefault(path, Candidate(path, path.relative_to(self.base).as_posix(), read_path))
 
@@ -170,8 +234,8 @@ class _Walk:
     def skipped(self) -> list[Skipped]:
         return list(self.skips.values())
 
-    def skip(self, path: Path, reason: str) -> None:
-        self.skips.setdefault(path, Skipped(path, reason))
+    def skip(self, path: Path, reason: str, group: str = "") -> None:
+        self.skips.setdefault(path, Skipped(path, reason, group))
 
 
-__all__ = ["Candidate", "NothingToIngest", "Skipped", "discover"]
+__all__ = ["Candidate", "NothingToIngest", "Skipped", "discover", "skip_lines"]

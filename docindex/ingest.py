@@ -29,7 +29,7 @@ from . import ann_build, quotable, store
 from .blocks import READING_VERSION
 from .bounds import DEFAULT_MAX_FILE_BYTES
 from .chunking import Chunk
-from .discover import Candidate, NothingToIngest, discover
+from .discover import Candidate, NothingToIngest, discover, skip_lines
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import InputError, StoreError
 from .ingest_read import Embedded, FileResult, Pending, Prepare, embed_in_slices, read_file
@@ -53,7 +53,7 @@ class IngestReport:
     unchanged: int = 0
     chunks: int = 0                 # chunks written (or that would be, in a dry run)
     seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)                # "PATH: reason", one per skipped file
+    errors: list[str] = field(default_factory=list)    # "PATH: reason" per skip; a bulk kind in one line (skip_lines)
     changes: list[tuple[str, str]] = field(default_factory=list)   # ("add" | "change" | "remove", source)
     dry_run: bool = False
     index_version: int | None = None
@@ -101,7 +101,7 @@ def ingest(
     report = IngestReport(dry_run=dry_run)
     candidates, skipped = discover([Path(p) for p in paths], follow_external_links=follow_external_links)
     report.skipped += len(skipped)
-    report.errors.extend(map(str, skipped))
+    report.errors.extend(skip_lines(skipped))
 
     if dry_run:
         conn = None
@@ -339,4 +339,4 @@ def _short(source: str, width: int = 40) -> str:
     return source if len(source) <= width else "…" + source[-(width - 1):]
 
 
-__all__ = ["IngestReport", "NothingToIngest", "discover", "ingest"]
+__all__ = ["IngestReport", "NothingToIngest", "discover", "ingest", "skip_lines"]

@@ -152,3 +152,45 @@ def test_a_sphinx_builds_source_copies_and_code_pages_are_one_skip_line_each(tmp
     plain = write_files(tmp_path / "notes", {"_sources/list.md": "# Sources\n\nWhere the data came from.\n"})
     kept = invoke("ingest", plain, "--db", tmp_path / "notes.db", "-c", "c")     # no Sphinx build: a folder
     assert kept.exit_code == 0 and kept.stdout.startswith("1 added"), kept.output
+
+
+def test_a_text_source_beside_its_html_page_is_skipped_and_many_are_one_line(tmp_path):
+    """git-doc ships each manual page twice, `git-stash.txt` (AsciiDoc source) beside `git-stash.html`:
+    ingested whole, the sources took the pages' places and their markup was quoted ("NAME ---- …").
+    A `.txt` with an HTML page of the same name beside it is skipped, GROUPED_FROM or more in one line;
+    a `.txt` without one, or named as a path, is read."""
+    page = "<html><body><h1>git-{0}</h1><p>The {0} command records changes.</p></body></html>"
+    files = {f"git-{n}.html": page.format(n) for n in ("add", "stash", "tag", "log")}
+    files |= {f"git-{n}.txt": f"git-{n}(1)\n=========\n\nNAME\n----\ngit-{n} - the source\n"
+              for n in ("add", "stash", "tag", "log")}
+    files |= {"config.txt": "core.editor::\n\tThe editor to use.\n",
+              "one/page.htm": page.format("one"), "one/page.txt": "the source of one page\n"}
+    docs = write_files(tmp_path / "docs", files)
+    result = invoke("ingest", docs, "--db", tmp_path / "i.db", "-c", "c")
+    assert result.exit_code == 3, result.output
+    assert result.stderr.splitlines() == [
+        f"skipped 5 .txt files under {docs}: each the text source of the HTML page of the same name beside it "
+        f"(the pages are ingested; name a file to ingest it), e.g. {docs / 'git-add.txt'}",
+    ]
+    assert result.stdout.startswith("6 added, 0 changed, 0 removed, 0 unchanged, 5 skipped")   # 4 pages, config, page.htm
+    alone = invoke("ingest", docs / "one", "--db", tmp_path / "one.db", "-c", "c")
+    assert alone.exit_code == 3 and alone.stderr.splitlines() == [
+        f"skipped {docs / 'one/page.txt'}: the text source of page.htm beside it (the page is ingested; "
+        "name the file to ingest it)"], alone.output
+    named = invoke("ingest", docs / "git-add.txt", "--db", tmp_path / "named.db", "-c", "c")
+    assert named.exit_code == 0 and named.stdout.startswith("1 added"), named.output
+
+
+def test_many_files_of_one_unsupported_type_are_one_line_and_still_counted(tmp_path):
+    """A manual's images (sqlite3-doc: 121 .gif, 29 .jpg, 17 .png …) were one line each, 193 lines
+    around the one that mattered; from GROUPED_FROM files of a type on they are one line."""
+    docs = write_files(tmp_path / "docs", {"a.md": "# A\n\nalpha\n", "b.docx": b"PK\x03\x04",
+                                           **{f"img/{i}.gif": b"GIF89a" for i in range(5)}})
+    result = invoke("ingest", docs, "--db", tmp_path / "i.db", "-c", "c")
+    assert result.exit_code == 3, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"skipped {docs / 'b.docx'}: unsupported file type '.docx'")
+    assert lines[1] == (f"skipped 5 files under {docs / 'img'}: unsupported file type '.gif' (supported: .htm, "
+                        ".html, .markdown, .md, .mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz), "
+                        f"e.g. {docs / 'img/0.gif'}")
+    assert len(lines) == 2 and result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 6 skipped")
