@@ -59,6 +59,9 @@ def main() -> None:
     parser.add_argument("--collection", required=True, help="deb, node, rust or docker: also selects the questions")
     parser.add_argument("--no-distinct", action="store_true", help="Ranking.distinct off in both rankings")
     parser.add_argument("--answers", action="store_true", help="print every answer")
+    parser.add_argument("--any-extension", action="store_true",
+                        help="a page counts as the gold one by its name without its type (git-add.txt for "
+                             "git-add.html): to score a manual's sources against questions written for its pages")
     parser.add_argument("--aggregate", default=None, metavar="FILE",
                         help="a page that holds the whole manual (all.html, print.html): count where it shows")
     args = parser.parse_args()
@@ -78,7 +81,9 @@ def main() -> None:
                       min_evidence=settings.gate_min_evidence)
         chosen = engine.choose(q["q"], given, 256) if gate.passed else []
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
-        rank = next((at for at, source in enumerate(sources, start=1) if source in relevant), None)
+        named = (lambda name: name.rsplit(".", 1)[0]) if args.any_extension else (lambda name: name)
+        rank = next((at for at, source in enumerate(sources, start=1)
+                     if named(source) in {named(page) for page in relevant}), None)
         row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": gate.passed,
                "pages": sources[:5], "passages": [page_name(p.source) for p in given],
                "answer": " ".join(engine.render(chosen))}
@@ -90,7 +95,8 @@ def main() -> None:
             print(json.dumps(row, ensure_ascii=False))
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
-    summary = {"collection": args.collection, "distinct": not args.no_distinct, "questions": len(gold),
+    summary = {"collection": args.collection, "distinct": not args.no_distinct,
+               **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),
                "gate_wrong_refusals": sum(not r["gate_passed"] for r in gold),

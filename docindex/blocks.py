@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 11
+READING_VERSION = 12
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -26,7 +26,8 @@ reader does not know keep their term and description; mdBook's menu bar and titl
 8: stop 37 (an HTML paragraph that is one bold run, and a Sphinx rubric, are such labels; a label over a
 short code block is quoted with it). 10: stop 37 (a field list's entry with an empty description is not
 quoted; 9 was a chunking rule tried and reverted the same stop, so indexes built by it are read again).
-11: stop 37 (a Sphinx field list's term and its one-paragraph body are one paragraph)."""
+11: stop 37 (a Sphinx field list's term and its one-paragraph body are one paragraph). 12: stop 39 (AsciiDoc:
+`.adoc`, `.asciidoc`, `.asc`, and a `.txt` that reads as AsciiDoc, asciidoc.py)."""
 
 
 @dataclass(frozen=True)

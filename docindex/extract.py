@@ -3,7 +3,8 @@
 Every format goes through the same chunker, so every reader only has to say
 where headings are and which text must not be split (code): Markdown
 (markdown_reader.py, MDX through mdx.py), HTML (html_reader.py),
-reStructuredText (rst.py), PDF (pdf.py) and plain text (here). Readers raise
+reStructuredText (rst.py), AsciiDoc (asciidoc.py, also a `.txt` that is AsciiDoc),
+PDF (pdf.py) and plain text (here). Readers raise
 `UnreadableFile` with a one-line reason; ingest reports it and moves on.
 
 Memory per file is bounded (bounds.py): only regular files within the size
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import bounds
+from .asciidoc import looks_like_asciidoc, parse_asciidoc
 from .blocks import Block, BlockKind, Extracted
 from .bounds import UnreadableFile
 from .html_reader import parse_html
@@ -30,6 +32,10 @@ __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "pars
 # ---------------------------------------------------------------- plain text
 
 def parse_text(text: str) -> Extracted:
+    """Plain text: paragraphs between blank lines; a `.txt` that is AsciiDoc (git's manual pages
+    and their include files) is read as AsciiDoc (asciidoc.py)."""
+    if looks_like_asciidoc(text):
+        return parse_asciidoc(text)
     paragraphs = [p.strip("\n") for p in re.split(r"\n[ \t]*\n", text)]
     return Extracted(None, [Block("para", p) for p in paragraphs if p.strip()])
 
@@ -81,6 +87,9 @@ READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
     ".mdx": ("mdx", lambda data: parse_markdown(mdx_to_markdown(_decode(data)), indented_code=False)),
     ".txt": ("text", lambda data: parse_text(_decode(data))),
     ".rst": ("rst", lambda data: parse_rst(_decode(data))),
+    ".adoc": ("asciidoc", lambda data: parse_asciidoc(_decode(data))),
+    ".asciidoc": ("asciidoc", lambda data: parse_asciidoc(_decode(data))),
+    ".asc": ("asciidoc", lambda data: parse_asciidoc(_decode(data))),
     ".html": ("html", lambda data: parse_html(_decode(data))),
     ".htm": ("html", lambda data: parse_html(_decode(data))),
     ".pdf": ("pdf", parse_pdf),

@@ -26,8 +26,8 @@ def test_skipped_files_in_a_folder_are_reported_and_the_run_exits_3(tmp_path):
     result = invoke("ingest", docs, "--db", tmp_path / "i.db", "-c", "c", "--max-file-mb", "1")
     assert result.exit_code == 3, result.output
     assert result.stderr.splitlines() == [
-        f"skipped {docs / 'b.docx'}: unsupported file type '.docx' (supported: .htm, .html, .markdown, .md, "
-        ".mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz)",
+        f"skipped {docs / 'b.docx'}: unsupported file type '.docx' (supported: .adoc, .asc, .asciidoc, .htm, "
+        ".html, .markdown, .md, .mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz)",
         f"skipped {docs / 'bin.txt'}: binary content",
     ]
     assert result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 2 skipped")
@@ -143,8 +143,8 @@ def test_a_sphinx_builds_source_copies_and_code_pages_are_one_skip_line_each(tmp
         f"skipped {build / '_modules'}: Sphinx's highlighted source code, not pages (name the folder to ingest it)",
         f"skipped {build / '_sources'}: Sphinx's copy of the pages' sources (the built pages are ingested; "
         "name the folder to ingest it)",
-        f"skipped {build / 'searchindex.js'}: unsupported file type '.js' (supported: .htm, .html, .markdown, .md, "
-        ".mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz)",
+        f"skipped {build / 'searchindex.js'}: unsupported file type '.js' (supported: .adoc, .asc, .asciidoc, .htm, "
+        ".html, .markdown, .md, .mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz)",
     ]
     assert result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 3 skipped")
     named = invoke("ingest", build / "_sources", "--db", tmp_path / "sources.db", "-c", "c")
@@ -190,7 +190,7 @@ def test_many_files_of_one_unsupported_type_are_one_line_and_still_counted(tmp_p
     assert result.exit_code == 3, result.output
     lines = result.stderr.splitlines()
     assert lines[0].startswith(f"skipped {docs / 'b.docx'}: unsupported file type '.docx'")
-    assert lines[1] == (f"skipped 5 files under {docs / 'img'}: unsupported file type '.gif' (supported: .htm, "
-                        ".html, .markdown, .md, .mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz), "
+    assert lines[1] == (f"skipped 5 files under {docs / 'img'}: unsupported file type '.gif' (supported: .adoc, "
+                        ".asc, .asciidoc, .htm, .html, .markdown, .md, .mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz), "
                         f"e.g. {docs / 'img/0.gif'}")
     assert len(lines) == 2 and result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 6 skipped")
