@@ -25,9 +25,12 @@ if [[ ${#existing[@]} -eq 0 ]]; then
   echo "build_demo_index: none of ${SOURCES[*]} exists" >&2
   exit 1
 fi
-# Hash of every file's path and content, in a stable order.
-want=$(find "${existing[@]}" -type f \( -name '*.md' -o -name '*.txt' -o -name '*.html' -o -name '*.pdf' \) -print0 \
-       | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+# Hash of every file's path and content, in a stable order, and of the reading rules' version: new
+# rules (an upgrade) read the same files into other chunks, so the index is brought up to date.
+reading=$(grep -m1 '^READING_VERSION = ' docindex/blocks.py 2>/dev/null || true)
+want=$( { find "${existing[@]}" -type f \( -name '*.md' -o -name '*.txt' -o -name '*.html' -o -name '*.pdf' \
+            -o -name '*.rst' -o -name '*.adoc' \) -print0 | sort -z | xargs -0 sha256sum; echo "reading $reading"; } \
+       | sha256sum | cut -d' ' -f1)
 if [[ -f "$DB" && -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   echo "demo index $DB is up to date" >&2
   exit 0
