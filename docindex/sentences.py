@@ -27,7 +27,9 @@ _ROW = re.compile(r"^\s*\|")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 # A full stop followed by a lower-case word or an en or em dash ("e.g. the", "TLS?\" — no") ends nothing,
 # nor does one that closes a Latin abbreviation ("the default driver (i.e. `bridge`) has", Docker's manual).
-_ABBREVIATIONS = ("e.g", "i.e", "E.g", "I.e", "cf", "vs")     # also split_sentences and the page's splitSentences
+_ABBREVIATIONS = ("e.g", "i.e", "E.g", "I.e", "eg", "ie", "Eg", "Ie", "cf", "vs")   # also split_sentences and the
+# page's splitSentences. "eg."/"ie." without their inner stops (Ant's manual: "… using English locale (eg.
+# 21-May-2001)" was quoted as "… using English locale (eg").
 _SENTENCE_END = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
                            + r"[\"')\]*_`]*\s+(?![a-z\u2013\u2014])")
 # A line that is only a blockquote marker ("> **Warning:**" / ">" / "> It is not …") ends a paragraph.

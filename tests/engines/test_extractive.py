@@ -180,6 +180,10 @@ def test_an_abbreviation_ends_no_sentence_and_a_blockquotes_markers_are_not_quot
                      "Build-time variable values are visible to any user of the image"]
     assert split_sentences("The driver (i.e. `bridge`) has options [1]. See cf. Figure 2 [2].") == [
         "The driver (i.e. `bridge`) has options [1].", "See cf. Figure 2 [2]."]
+    ant = "Set TODAY_UK with the pattern d-MMMM-yyyy using English locale (eg. 21-May-2001). Then run the build target with that setting."
+    assert [c.text for c in candidates([Passage("a.md", ant, 0.5)])] == [
+        "Set TODAY_UK with the pattern d-MMMM-yyyy using English locale (eg. 21-May-2001)",
+        "Then run the build target with that setting"]
 
 
 def test_a_lead_in_whose_table_was_clipped_to_its_header_is_not_quoted() -> None:

@@ -107,6 +107,7 @@ SENTENCE_CASES = [
     "The default driver (i.e. `bridge`) has options [1]. Compare cf. Figure 2, vs. Figure 3 [2]. Done e.g. [3]. Next.",
     "See e.g. [1] The next. And e.g. [2] the last.",
     "Use a pool (e.g. [1]). Next. See e.g. [1], [2] for more. Tools (i.e. [3]) work.",
+    "The locale (eg. 21-May-2001) is English [1]. Ie. Next. Done ie. [2]. Fin.",
 ]
 
 
