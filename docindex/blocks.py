@@ -27,7 +27,8 @@ reader does not know keep their term and description; mdBook's menu bar and titl
 short code block is quoted with it). 10: stop 37 (a field list's entry with an empty description is not
 quoted; 9 was a chunking rule tried and reverted the same stop, so indexes built by it are read again).
 11: stop 37 (a Sphinx field list's term and its one-paragraph body are one paragraph). 12: stop 39 (AsciiDoc:
-`.adoc`, `.asciidoc`, `.asc`, and a `.txt` that reads as AsciiDoc, asciidoc.py; "eg." and "ie." end no sentence)."""
+`.adoc`, `.asciidoc`, `.asc`, and a `.txt` that reads as AsciiDoc, asciidoc.py; "eg." and "ie." end no
+sentence; a sentence stopping on "with", "type"… right over code is quoted with it, quotable.DANGLING_LEAD_INS)."""
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 sentence = alone = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
                 points = (raw.rstrip().endswith(".") and after is not None and after.kind in ("code", "item", "row")
                           and _DEICTIC.search(raw))                   # "… add the following CSS." + code
-                if (raw.rstrip().endswith(":") or points) and end == unit.end:
+                dangles = (DANGLING_LEAD_INS and after is not None and after.kind == "code"
+                           and bool(_DANGLING.search(raw)))           # "… to the last committed state with" + code
+                if (raw.rstrip().endswith(":") or points or dangles) and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
                     items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
@@ -150,9 +152,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
                     elif after is not None and after.kind == "code":
-                        carried = _with_code(sentence, _inline_code(text, after))
-                        if carried == sentence and LEAD_INS_WITHOUT_CODE_SKIPPED and (
-                                LEAD_INS_WITHOUT_CODE_SKIPPED is True or _DEICTIC.search(sentence)):
+                        carried = _with_code(sentence, _inline_code(text, after), "" if dangles else ":")
+                        if carried == sentence and (dangles or LEAD_INS_WITHOUT_CODE_SKIPPED and (
+                                LEAD_INS_WITHOUT_CODE_SKIPPED is True or _DEICTIC.search(sentence))):
                             continue    # "In that file add the following CSS:" and a 12-line stylesheet
                         sentence = carried
                     elif BARE_LEAD_INS_SKIPPED:
@@ -185,6 +187,12 @@ _EMPTY_FIELD = re.compile(r"\s[–—]$")
 LEAD_INS_WITHOUT_CODE_SKIPPED: bool | str = "deictic"
 _DEICTIC = re.compile(r"\b(?:following|below|as follows|like this|like so)\b", re.IGNORECASE)
 CLIP_MARK = " …"
+# Stop 39: a paragraph that stops mid-sentence on a word needing its object, right over code, is a lead-in without
+# its colon (git's user manual: "… you can return the entire working tree to the last committed state with" and
+# `$ git reset --hard HEAD`; quoted alone it ended on "with"). Carried with its code, or not quoted. False: as before.
+DANGLING_LEAD_INS = True
+_DANGLING = re.compile(r"\b(?:with|to|by|using|via|run|running|type|typing|use|as|like|from|into|enter|execute|invoke|"
+                       r"call|called|named|is|are|the|a|an)\s*$", re.IGNORECASE)
 _POINTER = re.compile(r"^(?:see(?![-\w])(?!\s+(?:that|whether|if|how)\b)|refer to\b(?!.*\b(?:as|by)\b)|(?:for (?:more|"
                       r"further|additional) (?:information|details|examples)|to (?:learn|find out|read) (?:more|about))"
                       r"[^,]*,\s*(?:see|refer to|consult|visit)\b)", re.I)
@@ -332,11 +340,11 @@ def _commented_code(text: str, unit: Unit) -> list[tuple[int, str]]:
     return out
 
 
-def _with_code(sentence: str, code: str) -> str:
+def _with_code(sentence: str, code: str, colon: str = ":") -> str:
     """The lead-in with its code, when the two still read as one sentence."""
     if not code:
         return sentence
-    joined = f"{sentence}: `{code}`"
+    joined = f"{sentence}{colon} `{code}`"
     return joined if _first_sentence(joined) == joined else sentence
 
 

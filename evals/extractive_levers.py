@@ -206,6 +206,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("pointers quoted", {"pointers": False}),
     # stop 33: a sentence that opens by pointing back ("This kind of string can be mutated") scores w less
     *[(f"anaphora {w:g}", {"anaphora": w}) for w in (0.03, 0.06, 0.1)],
+    # stop 39 (shipped): a paragraph stopping on "with"/"to"/"run"… right over code is a lead-in
+    ("dangling lead-ins quoted alone (before stop 39)", {"dangling": False}),
 ]
 
 
@@ -241,7 +243,8 @@ def main() -> int:
                 _setting(quotable, "CLIPPED_SKIPPED", lever.get("clipped")), \
                 _setting(quotable, "BARE_LEAD_INS_SKIPPED", lever.get("lead_ins")), \
                 _setting(quotable, "LEAD_INS_WITHOUT_CODE_SKIPPED", lever.get("code_lead_ins")), \
-                _setting(quotable, "POINTERS_SKIPPED", lever.get("pointers")):
+                _setting(quotable, "POINTERS_SKIPPED", lever.get("pointers")), \
+                _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

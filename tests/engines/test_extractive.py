@@ -186,6 +186,17 @@ def test_an_abbreviation_ends_no_sentence_and_a_blockquotes_markers_are_not_quot
         "Then run the build target with that setting"]
 
 
+def test_a_sentence_stopping_on_its_object_over_code_is_quoted_with_the_code_or_not_at_all() -> None:
+    """git's user manual: "… return the entire working tree to the last committed state with" was quoted
+    without the `git reset --hard HEAD` under it (and PostgreSQL's "… you need something like")."""
+    text = ("If you've messed up the working tree, you can return the entire working tree to the last committed "
+            "state with\n\n```\n$ git reset --hard HEAD\n```\n\nIf that version is broken, type\n\n```\n"
+            + "\n".join(f"$ step {i} of a long procedure here" for i in range(12)) + "\n```\n")
+    found = [c.text for c in candidates([Passage("a.md", text, 0.5)])]
+    assert found == ["If you've messed up the working tree, you can return the entire working tree to the last "
+                     "committed state with `$ git reset --hard HEAD`"]      # the second: code too long to carry
+
+
 def test_a_lead_in_whose_table_was_clipped_to_its_header_is_not_quoted() -> None:
     """Docker: "Docker supports the following restart policies: Policy — Result" (the rows clipped)."""
     text = ("Docker supports the following restart policies:\n\n| Policy | Result |\n|---|---|\n"
