@@ -147,7 +147,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 if (raw.rstrip().endswith(":") or points or dangles) and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
-                    items = _listed(text, following, kind, max_items) if kind in ("item", "row") else []
+                    items = _listed(text, following, kind, max_items) if kind in ("item", "row") and not dangles else []
                     items = items if kind != "row" or len(items) > 1 else []    # a header row alone is no table
                     if items:
                         sentence = f"{sentence}: {'; '.join(i for i in items if i)}"

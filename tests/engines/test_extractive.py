@@ -191,10 +191,12 @@ def test_a_sentence_stopping_on_its_object_over_code_is_quoted_with_the_code_or_
     without the `git reset --hard HEAD` under it (and PostgreSQL's "… you need something like")."""
     text = ("If you've messed up the working tree, you can return the entire working tree to the last committed "
             "state with\n\n```\n$ git reset --hard HEAD\n```\n\nIf that version is broken, type\n\n```\n"
-            + "\n".join(f"$ step {i} of a long procedure here" for i in range(12)) + "\n```\n")
+            + "\n".join(f"$ step {i} of a long procedure here" for i in range(12)) + "\n```\n\n"
+            "- a list item after the code, not carried\n")
     found = [c.text for c in candidates([Passage("a.md", text, 0.5)])]
     assert found == ["If you've messed up the working tree, you can return the entire working tree to the last "
-                     "committed state with `$ git reset --hard HEAD`"]      # the second: code too long to carry
+                     "committed state with `$ git reset --hard HEAD`",     # the second: code too long to carry
+                     "a list item after the code, not carried"]
 
 
 def test_a_lead_in_whose_table_was_clipped_to_its_header_is_not_quoted() -> None:
