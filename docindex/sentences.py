@@ -154,7 +154,7 @@ def _lstrip(text: str, start: int, end: int) -> int:
 
 CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
 # An answer's sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
-_ANSWER_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_ANSWER_SENTENCE_END = re.compile(r"((?<=[.!?])[\"')\]]*\s+)")    # captured: a continued sentence keeps it
 # What follows a full stop in lower case or as an en or em dash continues the sentence, as does anything
 # after "e.g." / "i.e." / "cf." / "vs.", unless a citation closed it ("… [1]. fs_read …"). The page
 # (serve_app/static/index.html, splitSentences) applies the same rule.
@@ -171,10 +171,12 @@ def split_sentences(answer: str) -> list[str]:
     """Sentences, with a citation that follows the full stop ("... end. [2]") kept
     on the sentence it closes."""
     parts: list[str] = []
-    for part in _ANSWER_SENTENCE_END.split(answer.strip()):
+    pieces = _ANSWER_SENTENCE_END.split(answer.strip())         # text, separator, text, …
+    for at in range(0, len(pieces), 2):
+        part, closing = pieces[at], pieces[at - 1].rstrip() if at else ""
         if parts and (_CONTINUES.match(part) or _ABBREVIATED_END.search(parts[-1])
                       and not _CITATIONS_THEN_END.match(part)) and not _CITED_END.search(parts[-1]):
-            parts[-1] += " " + part          # "e.g. the …", "i.e. `bridge`", "TLS?\" — no …": not a sentence end
+            parts[-1] += closing + " " + part    # "e.g. the …", "TLS?\" — no …", "f(x,...) returns": one sentence
         elif part.strip():
             parts.append(part)
     sentences: list[str] = []

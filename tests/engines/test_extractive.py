@@ -180,6 +180,9 @@ def test_an_abbreviation_ends_no_sentence_and_a_blockquotes_markers_are_not_quot
                      "Build-time variable values are visible to any user of the image"]
     assert split_sentences("The driver (i.e. `bridge`) has options [1]. See cf. Figure 2 [2].") == [
         "The driver (i.e. `bridge`) has options [1].", "See cf. Figure 2 [2]."]
+    sqlite = "The json_extract(X,P1,P2,...) extracts and returns one or more values from the JSON at X. Next."
+    assert [c.text for c in candidates([Passage("a.md", sqlite, 0.5)])] == [   # ")" kept: SQLite's docs lost it
+        "The json_extract(X,P1,P2,...) extracts and returns one or more values from the JSON at X"]
     ant = "Set TODAY_UK with the pattern d-MMMM-yyyy using English locale (eg. 21-May-2001). Then run the build target with that setting."
     assert [c.text for c in candidates([Passage("a.md", ant, 0.5)])] == [
         "Set TODAY_UK with the pattern d-MMMM-yyyy using English locale (eg. 21-May-2001)",
