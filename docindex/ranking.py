@@ -51,6 +51,7 @@ class Ranking:
     convex_dense: float = 0.8    # convex: the cosine's share; BM25 gets the rest
     centroid_weight: float = 0.0  # convex: weight of the document centroid's cosine; 0: not computed
     distinct: bool = True        # a passage copied on two pages takes one place, the smaller page's (duplicates.py)
+    same_language: bool = True   # candidates in another language than the question's follow the others (language.py)
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
