@@ -1,7 +1,7 @@
 """Passages in the question's language first, when a collection holds several languages.
 
 Found on Debian's Guide for Debian Maintainers (debmake-doc), which ships in one folder as HTML,
-PDF and text in six languages: asked in English, 6 of 12 answers quoted German or Chinese text
+PDF and text in six languages: asked in English, 3 of 12 answers quoted German or Chinese text
 ("Siehe Section 4.9.3, “Patch durch dpkg-source --commit”"), because a German chapter shares the
 English one's commands, file names and technical words, and MiniLM and BM25 both rank on those.
 
