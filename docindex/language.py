@@ -1,9 +1,11 @@
 """Passages in the question's language first, when a collection holds several languages.
 
-Found on Debian's Guide for Debian Maintainers (debmake-doc), which ships in one folder as HTML,
-PDF and text in six languages: asked in English, 3 of 12 answers quoted German or Chinese text
-("Siehe Section 4.9.3, “Patch durch dpkg-source --commit”"), because a German chapter shares the
-English one's commands, file names and technical words, and MiniLM and BM25 both rank on those.
+A translated manual shares the original's commands, file names and technical words, and MiniLM and
+BM25 both rank on those: with aptitude's manual in English, French and Spanish in one collection,
+14 of an English question's top-10 pages (12 questions) were French or Spanish, 2 of 48 passages
+(benchmarks/language_mix.py). Found while asking debmake-doc (HTML, PDF and text in six languages in
+one folder), where 3 of 12 answers quoted German or Chinese; there it does not help: its partly
+translated chapters mix languages inside a chunk (KNOWN_LIMITATIONS).
 
 `language` names a text's language only when it is plain: by script for a text whose letters are
 mostly Cyrillic, Greek, Arabic, Hebrew, Thai, Devanagari, Hangul, kana or Han; otherwise by the
