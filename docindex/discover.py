@@ -169,7 +169,8 @@ class _Walk:
             except OSError as exc:
                 self.skip(current, exc.strerror or str(exc))
                 continue
-            subfolders = [sub for name in names if not self.text_source(current / name, set(names))
+            present = set(names)
+            subfolders = [sub for name in names if not self.text_source(current / name, present)
                           and (sub := self.entry(current / name)) is not None]
             stack.extend(reversed([sub for sub in subfolders if not self.sphinx_copy(sub)]))
 

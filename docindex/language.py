@@ -2,7 +2,7 @@
 
 A translated manual shares the original's commands, file names and technical words, and MiniLM and
 BM25 both rank on those: with aptitude's manual in English, French and Spanish in one collection,
-14 of an English question's top-10 pages (12 questions) were French or Spanish, 2 of 48 passages
+15 of an English question's top-10 pages (12 questions) were French or Spanish, 2 of 48 passages
 (benchmarks/language_mix.py). Found while asking debmake-doc (HTML, PDF and text in six languages in
 one folder), where 3 of 12 answers quoted German or Chinese; there it does not help: its partly
 translated chapters mix languages inside a chunk (KNOWN_LIMITATIONS).
@@ -60,7 +60,7 @@ _SHARED = {w for a in _FUNCTION_SETS for w in _FUNCTION_SETS[a]
 DISTINCTIVE = {lang: {w for w in words - _SHARED if len(w) > 1 or lang == "en"}    # "y", "è": code's letters
                for lang, words in _FUNCTION_SETS.items()}
 _LANGUAGE_OF = {word: lang for lang, words in DISTINCTIVE.items() for word in words}   # each word is one's
-_NOT_PROSE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^\|.*$", re.DOTALL | re.MULTILINE)   # code, code spans, table rows
+_NOT_PROSE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|^\|[^\n]*", re.DOTALL | re.MULTILINE)  # code, spans, table rows
 WINDOW = 3              # candidates read: WINDOW × k + WINDOW (each read costs ~0.03 ms)
 OTHER_CHUNKS = 2        # chunks of one other language in the window before any moves: one is a misreading
 MIN_HITS = 4            # function words for a text's language (a question: 2)
