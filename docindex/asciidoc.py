@@ -41,6 +41,7 @@ _CODE_STYLE = re.compile(r"^\[(source|listing|literal)\b")
 _DIRECTIVE = re.compile(r"^(include|ifdef|ifndef|ifeval|endif|image|video|audio|toc)::")
 _BLOCK_TITLE = re.compile(r"^\.([^.\s].*)$")
 _LABELED = re.compile(r"^(\S.{0,200}?)(:{2,4}|;;)(?:\s+(.*))?$")
+_RST_DIRECTIVE = re.compile(r"^\.\.\s+[\w:-]+::")
 _LIST_ITEM = re.compile(r"^\s*(?:[*\-]+|\.+|\d+\.)\s+\S")
 BUILTIN_ATTRIBUTES = {"litdd": "--", "caret": "^", "tilde": "~", "plus": "+", "empty": "", "nbsp": " ",
                       "zwsp": "", "startsb": "[", "endsb": "]", "vbar": "|", "amp": "&", "lt": "<", "gt": ">",
@@ -79,8 +80,11 @@ def clean_inline(text: str, attributes: dict[str, str]) -> str:
 def looks_like_asciidoc(text: str) -> bool:
     """Whether a `.txt` file is AsciiDoc: two kinds of its markup or more (a title underlined to its
     length, `term::` lines, `linkgit:`/`link:`/`<<xref>>`, `include::`-style lines, delimited blocks,
-    block attribute lines, attribute entries)."""
+    block attribute lines, attribute entries), one of them not plain text's own: an underlined title
+    and `-----` rules are how plain text files are written too."""
     lines = text.splitlines()[:400]
+    if any(_RST_DIRECTIVE.match(line) for line in lines):
+        return False                                        # reStructuredText: `.. code-block:: python`
     kinds = {
         "underlined title": any(_UNDERLINE.match(b) and a.strip() and abs(len(a.rstrip()) - len(b.rstrip())) <= 2
                                 for a, b in zip(lines, lines[1:])),
@@ -93,7 +97,8 @@ def looks_like_asciidoc(text: str) -> bool:
                                          line) for line in lines),
         "attribute entry": any(_ATTRIBUTE_ENTRY.match(line) for line in lines[:40]),
     }
-    return sum(kinds.values()) >= 2
+    specific = ("labeled list", "macro", "directive", "block attributes", "attribute entry")
+    return sum(kinds.values()) >= 2 and any(kinds[kind] for kind in specific)
 
 
 def parse_asciidoc(text: str) -> Extracted:

@@ -136,6 +136,9 @@ def extract(path: Path, data: bytes | None = None, max_bytes: int = bounds.DEFAU
     entry = READERS.get(reader_suffix(Path(path)))
     if entry is None:
         raise UnreadableFile(f"unsupported file type {type_name(Path(path))!r}")
+    inner = Path(document_stem(Path(path))).suffix.lower()
+    if entry[0] == "text" and inner in (".rst", ".md"):     # Sphinx's page.rst.txt, page.md.txt: their sources
+        entry = READERS[inner]
     fmt, reader = entry
     if data is None:
         data = bounds.read_regular_file(Path(path), max_bytes)

@@ -125,6 +125,20 @@ def test_a_txt_is_asciidoc_only_with_two_kinds_of_its_markup():
     plain = "Release notes\n=============\n\nThis release fixes two bugs: see the tracker.\n\nThanks to all::\n"
     assert not looks_like_asciidoc(plain)           # an underlined title alone (and one "::" line) is not enough
     assert parse_text(plain).blocks[0].text == "Release notes\n============="      # plain text, as before
+    ruled = "Release notes\n=============\n\n----------\nFixed two bugs in the parser.\n----------\n"
+    assert not looks_like_asciidoc(ruled)           # a title and rules: how plain text is written too
+
+
+def test_restructuredtext_is_never_taken_for_asciidoc_and_a_sphinx_source_is_read_as_rst(tmp_path):
+    """reST's `Example::` lines and underlined titles are two kinds of AsciiDoc markup too: pytest's
+    `rst/*.rst.txt` were read as AsciiDoc. A reST directive says it is not; `page.rst.txt` is read as reST."""
+    rst = "Usage\n=====\n\nRun it like so::\n\n    pytest -k name\n\nSee also::\n\n    pytest -x\n\n" \
+          ".. code-block:: python\n\n    import pytest\n"
+    assert not looks_like_asciidoc(rst)
+    docs = write_files(tmp_path, {"usage.rst.txt": rst})
+    page = extract(docs / "usage.rst.txt")
+    assert page.title == "Usage" and [b.text for b in page.blocks if b.kind == "code"] == [
+        "```\npytest -k name\n```", "```\npytest -x\n```", "```\nimport pytest\n```"]
 
 
 def test_adoc_files_are_ingested_and_a_txt_that_is_asciidoc_is_read_as_such(tmp_path):
