@@ -29,7 +29,8 @@ quoted; 9 was a chunking rule tried and reverted the same stop, so indexes built
 11: stop 37 (a Sphinx field list's term and its one-paragraph body are one paragraph). 12: stop 39 (AsciiDoc:
 `.adoc`, `.asciidoc`, `.asc`, and a `.txt` that reads as AsciiDoc, asciidoc.py; "eg." and "ie." end no
 sentence; a sentence stopping on "with", "type"… right over code is quoted with it, quotable.DANGLING_LEAD_INS;
-a sentence continued after "…)" or '…"' keeps the bracket or quote: "json_extract(X,P1,P2,...) extracts")."""
+a sentence continued after "…)" or '…"' keeps the bracket or quote: "json_extract(X,P1,P2,...) extracts"; an SQL
+statement ended by ";" is no term for the paragraph after it)."""
 
 
 @dataclass(frozen=True)

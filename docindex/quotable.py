@@ -217,6 +217,13 @@ TERMS_WITH_THEIR_TEXT_ONLY = True
 SIGNATURE_TERMS = True
 SIGNATURE_MAX_WORDS = 16
 _SIGNATURE = re.compile(r"^[^'\"\d\n→]+ → [^'\"\d\n→]+$")
+# Stop 39: an SQL statement ended by ";" is an example, not a name its next paragraph defines: SQLite's examples
+# put the caption above the statement ("Compute the current date." / "SELECT date();"), and each caption was
+# quoted with the statement before it ("SELECT datetime(1092941466, 'unixepoch', 'localtime'): Compute the current
+# unix timestamp"). A C prototype ("int sqlite3_close(sqlite3*);") is still a term. False: as before.
+STATEMENTS_NOT_TERMS = True
+_STATEMENT = re.compile(r"^(?:SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|WITH|PRAGMA|BEGIN|COMMIT|ROLLBACK|VACUUM|"
+                        r"ATTACH|DETACH|EXPLAIN|REPLACE|VALUES|GRANT|REVOKE|SET)\b.*;\s*$", re.IGNORECASE | re.DOTALL)
 _INNER_SENTENCE_END = re.compile(r"[.!?][)\]\"'`*_]*\s+[A-Z`(\"'*_]")
 _SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
 
@@ -256,7 +263,7 @@ def _term_line(line: str) -> str:
     """`line` as a term (`_term`), or "" when it is not one: never a line with a sentence's end
     inside it (the wrapped tail of a paragraph)."""
     raw = line.replace("\u00b6", "").strip()
-    if _INNER_SENTENCE_END.search(raw) or is_label(raw):
+    if _INNER_SENTENCE_END.search(raw) or is_label(raw) or (STATEMENTS_NOT_TERMS and _STATEMENT.match(raw)):
         return ""
     ends = raw.rstrip(")]\"'*_`")[-1:]
     if SIGNATURE_TERMS and _SIGNATURE.match(raw) and len(raw) <= TERM_MAX_CHARS \

@@ -208,6 +208,7 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     *[(f"anaphora {w:g}", {"anaphora": w}) for w in (0.03, 0.06, 0.1)],
     # stop 39 (shipped): a paragraph stopping on "with"/"to"/"run"… right over code is a lead-in
     ("dangling lead-ins quoted alone (before stop 39)", {"dangling": False}),
+    ("SQL statements as terms (before stop 39)", {"statements": False}),
 ]
 
 
@@ -244,7 +245,8 @@ def main() -> int:
                 _setting(quotable, "BARE_LEAD_INS_SKIPPED", lever.get("lead_ins")), \
                 _setting(quotable, "LEAD_INS_WITHOUT_CODE_SKIPPED", lever.get("code_lead_ins")), \
                 _setting(quotable, "POINTERS_SKIPPED", lever.get("pointers")), \
-                _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")):
+                _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")), \
+                _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

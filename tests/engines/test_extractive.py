@@ -202,6 +202,18 @@ def test_a_sentence_stopping_on_its_object_over_code_is_quoted_with_the_code_or_
                      "a list item after the code, not carried"]
 
 
+def test_an_sql_statement_is_no_term_for_the_caption_after_it() -> None:
+    """SQLite's examples put each caption above its statement, and the caption after a statement was
+    quoted with it: "SELECT datetime(…, 'localtime'): Compute the current unix timestamp"."""
+    text = ("Compute the date and time given a unix timestamp value here.\n\n"
+            "SELECT datetime(1092941466, 'unixepoch', 'localtime');\n\n"
+            "Compute the current unix timestamp for the system clock.\n\n"
+            "int sqlite3_close(sqlite3*);\n\nCloses the database connection and frees its resources.\n")
+    found = [c.text for c in candidates([Passage("a.md", text, 0.5)])]
+    assert "Compute the current unix timestamp for the system clock" in found
+    assert "int sqlite3_close(sqlite3*): Closes the database connection and frees its resources" in found
+
+
 def test_a_lead_in_whose_table_was_clipped_to_its_header_is_not_quoted() -> None:
     """Docker: "Docker supports the following restart policies: Policy — Result" (the rows clipped)."""
     text = ("Docker supports the following restart policies:\n\n| Policy | Result |\n|---|---|\n"
