@@ -84,8 +84,8 @@ def main() -> None:
         chosen = engine.choose(q["q"], given, 256) if gate.passed else []
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
         named = (lambda name: name.rsplit(".", 1)[0]) if args.any_extension else (lambda name: name)
-        rank = next((at for at, source in enumerate(sources, start=1)
-                     if named(source) in {named(page) for page in relevant}), None)
+        wanted = {named(page) for page in relevant}
+        rank = next((at for at, source in enumerate(sources, start=1) if named(source) in wanted), None)
         row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": gate.passed,
                "pages": sources[:5], "passages": [page_name(p.source) for p in given],
                "answer": " ".join(engine.render(chosen))}

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from .blocks import Block, Extracted
+from .blocks import Block, Extracted, code_block
 
 _SECTION = re.compile(r"^(={1,6})\s+(\S.{0,300}?)(?:\s+=+)?\s*$")
 _UNDERLINE = re.compile(r"^([=\-~^+])\1+\s*$")
@@ -77,6 +77,11 @@ def clean_inline(text: str, attributes: dict[str, str]) -> str:
     return text
 
 
+def _underlines(title: str, line: str) -> bool:
+    """Whether `line` underlines `title` as a two-line section title does (to within two characters)."""
+    return bool(_UNDERLINE.match(line)) and abs(len(title.rstrip()) - len(line.rstrip())) <= 2
+
+
 def looks_like_asciidoc(text: str) -> bool:
     """Whether a `.txt` file is AsciiDoc: two kinds of its markup or more (a title underlined to its
     length, `term::` lines, `linkgit:`/`link:`/`<<xref>>`, `include::`-style lines, delimited blocks,
@@ -86,8 +91,7 @@ def looks_like_asciidoc(text: str) -> bool:
     if any(_RST_DIRECTIVE.match(line) for line in lines):
         return False                                        # reStructuredText: `.. code-block:: python`
     kinds = {
-        "underlined title": any(_UNDERLINE.match(b) and a.strip() and abs(len(a.rstrip()) - len(b.rstrip())) <= 2
-                                for a, b in zip(lines, lines[1:])),
+        "underlined title": any(a.strip() and _underlines(a, b) for a, b in zip(lines, lines[1:])),
         "labeled list": sum(bool(m and m.group(3) is None and "://" not in line)
                             for line in lines for m in [_LABELED.match(line)]) >= 2,
         "macro": bool(re.search(r"linkgit:\S+\[|link:\S+\[|<<[\w-]+(,[^>]*)?>>", text)),
@@ -117,7 +121,7 @@ def _blocks(lines: list[str], attributes: dict[str, str]) -> list[Block]:
         nonlocal code_next
         if para:
             text = "\n".join(para)
-            blocks.append(_code(para) if code_next else Block("para", clean_inline(text, attributes)))
+            blocks.append(code_block(para) if code_next else Block("para", clean_inline(text, attributes)))
             para.clear()
             code_next = False
 
@@ -128,9 +132,8 @@ def _blocks(lines: list[str], attributes: dict[str, str]) -> list[Block]:
         if not para and (section := _SECTION.match(line)):
             blocks.append(Block("heading", clean_inline(section.group(2), attributes), len(section.group(1))))
             i += 1
-        elif (not para and stripped and not line[0].isspace() and i + 1 < n and _UNDERLINE.match(lines[i + 1])
-              and not _DELIMITER.match(line) and not _BLOCK_TITLE.match(line) and not _BLOCK_ATTRIBUTES.match(line)
-              and abs(len(line.rstrip()) - len(lines[i + 1].rstrip())) <= 2):
+        elif (not para and stripped and not line[0].isspace() and i + 1 < n and _underlines(line, lines[i + 1])
+              and not _DELIMITER.match(line) and not _BLOCK_TITLE.match(line) and not _BLOCK_ATTRIBUTES.match(line)):
             blocks.append(Block("heading", clean_inline(stripped, attributes),
                                 UNDERLINE_LEVELS[lines[i + 1].strip()[0]]))
             i += 2
@@ -156,7 +159,7 @@ def _blocks(lines: list[str], attributes: dict[str, str]) -> list[Block]:
             i += 1
         elif not para and line[0].isspace() and not _LIST_ITEM.match(line):
             body, i = _indented(lines, i)                   # an indented paragraph is literal
-            blocks.append(_code(body))
+            blocks.append(code_block(body))
         elif not para and (labeled := _LABELED.match(line)) and "://" not in labeled.group(1):
             blocks.append(Block("para", clean_inline(labeled.group(1).strip(), attributes)))
             i += 1
@@ -184,7 +187,7 @@ def _delimited(lines: list[str], i: int, blocks: list[Block], attributes: dict[s
         blocks += [table] if table else []
     elif fence[0] in CODE_DELIMITERS and fence != "--" or code:
         if any(line.strip() for line in body):
-            blocks.append(_code(body))
+            blocks.append(code_block(body))
     elif fence[0] not in DROPPED_DELIMITERS:
         blocks += _blocks(body, attributes)
     return end + 1
@@ -213,7 +216,3 @@ def _indented(lines: list[str], i: int) -> tuple[list[str], int]:
     indent = min(len(x) - len(x.lstrip()) for x in body)
     return [x[indent:] for x in body], i
 
-
-def _code(body: list[str]) -> Block:
-    code = "\n".join(body).strip("\n")
-    return Block("code", f"```\n{code}\n```")

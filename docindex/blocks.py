@@ -45,3 +45,10 @@ class Extracted:
     title: str | None                       # None: the caller falls back to the file name
     blocks: list[Block]
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def code_block(lines: list[str]) -> Block:
+    """Source lines as one fenced code block, leading and trailing blank lines dropped (the readers of
+    formats whose code is a run of lines: reST's literal blocks, AsciiDoc's listing blocks)."""
+    code = "\n".join(lines).strip("\n")
+    return Block("code", f"```\n{code}\n```")

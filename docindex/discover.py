@@ -57,6 +57,7 @@ class Candidate:
 
 TEXT_SOURCE = "the text source of {page} beside it (the page is ingested; name the file to ingest it)"
 PAGE_SUFFIXES = (".html", ".htm")
+TEXT_SOURCE_GROUP = "text source"
 GROUPED_FROM = 4
 """Skips of one kind (`Skipped.group`) reported in one line from this many files on."""
 
@@ -91,7 +92,7 @@ def skip_lines(skipped: list[Skipped]) -> list[str]:
 def _grouped(members: list[Skipped]) -> str:
     first = members[0]
     under = Path(os.path.commonpath([m.path.parent for m in members]))
-    if first.group == "text source":
+    if first.group == TEXT_SOURCE_GROUP:
         return (f"{len(members)} .txt files under {under}: each the text source of the HTML page of the same "
                 f"name beside it (the pages are ingested; name a file to ingest it), e.g. {first.path}")
     return f"{len(members)} files under {under}: {first.reason}, e.g. {first.path}"
@@ -187,7 +188,7 @@ class _Walk:
         page = text_source(path.name, names)
         if page is None or not path.is_file():
             return False
-        self.skip(path, TEXT_SOURCE.format(page=page), "text source")
+        self.skip(path, TEXT_SOURCE.format(page=page), TEXT_SOURCE_GROUP)
         return True
 
     def entry(self, path: Path) -> Path | None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from .blocks import Block, Extracted
+from .blocks import Block, Extracted, code_block
 
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
@@ -128,7 +128,7 @@ def _blocks(lines: list[str], styles: dict[tuple[str, bool], int]) -> list[Block
             flush()
             body, i = _indented(lines, _skip_blank(lines, i))
             if body:
-                blocks.append(_code(body))
+                blocks.append(code_block(body))
         elif i < n and lines[i][:1].isspace() and lines[i].strip() and _LIST_ITEM.match(line):
             body, i = _indented(lines, i)               # a list item's wrapped lines, then its own blocks
             text = body[:body.index("")] if "" in body else body
@@ -152,7 +152,7 @@ def _directive(lines: list[str], i: int, blocks: list[Block], styles: dict[tuple
     if name in CODE_DIRECTIVES:
         content = body[1:] if body and not body[0].strip() else body
         if any(line.strip() for line in content):
-            blocks.append(_code(content))
+            blocks.append(code_block(content))
     elif name and name not in SKIPPED_DIRECTIVES:   # text, a body, or an object's term and description
         # An object directive without a body has its content generated elsewhere (pip's `pip-command-usage::`).
         described = name in TEXT_DIRECTIVES or any(line.strip() for line in body)
@@ -181,10 +181,6 @@ def _skip_blank(lines: list[str], i: int) -> int:
         i += 1
     return i
 
-
-def _code(body: list[str]) -> Block:
-    code = "\n".join(body).strip("\n")
-    return Block("code", f"```\n{code}\n```")
 
 
 def _simple_table(lines: list[str], i: int) -> tuple[Block | None, int]:
