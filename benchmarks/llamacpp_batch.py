@@ -41,7 +41,7 @@ def main() -> None:
     import llama_cpp
     from llama_cpp import _internals as internals
 
-    from deployments.engines.llamacpp_load import load_llama
+    from deployments.engines.llamacpp_load import amx_quantized, load_llama
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=32)
@@ -50,7 +50,7 @@ def main() -> None:
     counts = [int(n) for n in args.sequences.split(",")]
     if not counts or min(counts) < 1 or max(counts) > MAX_SEQUENCES:
         parser.error(f"--sequences: numbers from 1 to {MAX_SEQUENCES}")
-    weights = resolve_weights(AUTO, default_model=True)
+    weights = resolve_weights(AUTO, default_model=True, amx=amx_quantized)
     path = str(convert_gguf(default_gguf(), weights))
     info = machine() | {"commit": git_commit(), "weights": weights, "threads": 2}
     llm = load_llama(path, n_ctx=512, verbose=False)      # the model and tokenizer; its own context unused

@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from deployments.engines.models import DEFAULT_CONVERT_CACHE, gguf_cache_key
@@ -35,10 +36,11 @@ ORIGINAL = "original"  # load the file as it is
 # llama_ftype values (llama.h): what each weight type asks llama_model_quantize for.
 WEIGHT_FTYPES = {"f16": 1, "bf16": 32, "q8_0": 7, "q4_0": 2}
 WEIGHT_CHOICES = (AUTO, ORIGINAL, *WEIGHT_FTYPES)
-# What "auto" gives the shipped SmolLM2 Q4_1 (benchmarks/results/llamacpp_prefill.md): F16, or
-# BF16 where both this llama.cpp build and this CPU have AVX512_BF16 (native BF16 dot products:
-# prefill 990 vs 739 tok/s there, same fidelity to the Q4_1 original: top-1 0.960 both, KL 0.0033
-# vs 0.0031). Without native BF16 a BF16 GGUF has no fast kernel.
+# What "auto" gives the shipped SmolLM2 Q4_1 (benchmarks/results/llamacpp_prefill.md): the file as
+# it is where llama.cpp's AMX int8 kernels run here (they take Q4_1: prefill 545 vs 245 tok/s without
+# them on the Intel VM); else F16, or BF16 where both this llama.cpp build and this CPU have
+# AVX512_BF16 (native BF16 dot products: prefill 990 vs 739 tok/s there, same fidelity to the Q4_1
+# original: top-1 0.960 both, KL 0.0033 vs 0.0031). Without native BF16 a BF16 GGUF has no fast kernel.
 DEFAULT_WEIGHTS = "f16"
 NATIVE_BF16_WEIGHTS = "bf16"
 
@@ -53,14 +55,15 @@ def check_weights(weights: str) -> str:
     return value
 
 
-def resolve_weights(weights: str, *, default_model: bool) -> str:
-    """The weight type to load: "auto" is DEFAULT_WEIGHTS for the shipped default
-    model (measured on it; NATIVE_BF16_WEIGHTS where `native_bf16()`) and the file as
-    it is for any other GGUF (a user's model may be large, and its type may already
-    have fast kernels)."""
+def resolve_weights(weights: str, *, default_model: bool, amx: Callable[[], bool] = lambda: False) -> str:
+    """The weight type to load: "auto" is, for the shipped default model (measured on it),
+    the file as it is where `amx()` says llama.cpp's AMX int8 kernels run here
+    (llamacpp_load.amx_quantized, asked only then), else NATIVE_BF16_WEIGHTS where
+    `native_bf16()`, else DEFAULT_WEIGHTS; and the file as it is for any other GGUF (a
+    user's model may be large, and its type may already have fast kernels)."""
     value = check_weights(weights)
     if value == AUTO:
-        if not default_model:
+        if not default_model or amx():
             return ORIGINAL
         return NATIVE_BF16_WEIGHTS if native_bf16() else DEFAULT_WEIGHTS
     return value

@@ -48,7 +48,7 @@ from deployments.citation_grammar import citation_gbnf
 from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
 from deployments.engines.gguf_convert import AUTO as AUTO_WEIGHTS
 from deployments.engines.gguf_convert import convert_gguf, resolve_weights
-from deployments.engines.llamacpp_load import load_llama
+from deployments.engines.llamacpp_load import amx_quantized, load_llama
 from deployments.engines.models import DEFAULT_ALIASES, ModelKind, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
 
@@ -132,9 +132,10 @@ class LlamaCppEngine(Engine):
         self.seed = seed
         self.repeat_penalty = repeat_penalty
         self.flash_attn = flash_attn
-        # The weight type loaded (deployments/engines/gguf_convert.py): "auto" re-types
-        # the shipped Q4_1 default for llama.cpp's fast prefill kernels, converted once on start.
-        self.weights = resolve_weights(weights, default_model=(model or "").strip() in DEFAULT_ALIASES)
+        # The weight type loaded (deployments/engines/gguf_convert.py): "auto" keeps the shipped Q4_1 where
+        # llama.cpp's AMX kernels run it, else re-types it for the fast prefill kernels (once, on start).
+        self.weights = resolve_weights(weights, default_model=(model or "").strip() in DEFAULT_ALIASES,
+                                       amx=amx_quantized)
         self._grammars: dict[int, Any] = {}
         self.sampled_tokens_total = 0  # every token llama.cpp sampled, for tests and stats
         self._idle: asyncio.Queue | None = None  # loaded Llama contexts not in use

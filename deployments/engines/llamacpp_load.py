@@ -2,17 +2,19 @@
 
 llama.cpp built for the CPU it is built on (`make install` compiles it there) repacks a
 quantized model's weights (Q4_0, Q4_1, Q8_0, the K-quants) for Intel AMX tiles when the CPU
-reports AMX. On some machines that path dies: the first tile instruction is an illegal
-instruction and the process dies (SIGILL, no Python error). Seen on the project's own 2-core
-VM (Intel Xeon, AMX in /proc/cpuinfo, kernel 6.18 under Firecracker): SmolLM2's shipped Q4_1
-file, `weights: q8_0` and a user's own Q4 GGUF all killed the process on their first prefill,
-while BF16 and F16 (no AMX kernels) ran. The CPU does run AMX there (oneDNN's AMX matmul
-does); ggml-org/llama.cpp#26954 describes llama.cpp's bug (the tile permission requested on
-the main thread only, a tile configuration the compiler may drop).
+reports AMX. Built by GCC < 14 from llama.cpp's own source, that path dies: GCC's
+`_tile_loadconfig` declares 8 bytes read of the 64-byte tile configuration, so the stores of
+the tiles' shapes are dropped as dead, no tile is configured, and the first `tilezero` is an
+illegal instruction (SIGILL, no Python error). Found on the project's own 2-core VM (Intel
+Xeon, Debian 12's GCC 12.2; the disassembly shows only `palette_id` written before
+`ldtilecfg`). scripts/install_llamacpp.sh therefore builds llama.cpp with
+scripts/patches/llama-cpp-amx-tilecfg.patch, and the AMX path runs (Q4_1 prefill 545 vs 245
+tok/s without it there, the same fidelity: benchmarks/results/llamacpp_prefill.md).
 
-So before the first quantized load on such a machine, `amx_runs()` asks once, in a child
-process, whether llama.cpp's AMX path runs here (it loads the shipped Q4_1 model and prefills
-8 tokens). Where it does not, models load with llama.cpp's extra weight buffers off
+A wheel built elsewhere, or by another compiler, may still carry the bug, so before the first
+quantized load on an AMX machine `amx_runs()` asks once, in a child process, whether
+llama.cpp's AMX path runs here (it loads the shipped Q4_1 model and prefills 8 tokens). Where
+it does not, models load with llama.cpp's extra weight buffers off
 (`llama_model_params.use_extra_bufts`, which llama-cpp-python does not expose): the
 weights stay in plain CPU buffers and run on the AVX-512/AVX2 kernels. Where the CPU or the
 build has no AMX, nothing is asked and nothing changes.
@@ -66,6 +68,12 @@ def amx_runs() -> bool:
         log.warning("this CPU reports AMX but llama.cpp's AMX path died here (exit %s): quantized models "
                     "load without AMX weight buffers", done.returncode)
     return done.returncode == 0
+
+
+def amx_quantized() -> bool:
+    """True where llama.cpp runs quantized weights on AMX tiles here: the build and the CPU have
+    AMX int8 and `amx_runs()` (a build without scripts/patches/llama-cpp-amx-tilecfg.patch dies)."""
+    return amx_in(*system_info()) and amx_runs()
 
 
 @contextmanager

@@ -33,6 +33,17 @@ def test_the_amx_path_is_only_taken_with_amx_kernels_on_an_amx_cpu(built, cpu, e
     assert amx_in(built, cpu) is expected
 
 
+def test_where_this_machine_has_amx_the_installed_build_runs_it():
+    """scripts/install_llamacpp.sh builds llama.cpp with scripts/patches/llama-cpp-amx-tilecfg.patch:
+    without it GCC < 14 drops the tile configuration and the AMX path dies (SIGILL) on AMX CPUs."""
+    from deployments.engines.gguf_convert import system_info
+
+    if not amx_in(*system_info()):
+        pytest.skip("this CPU or this llama.cpp build has no AMX int8")
+    assert llamacpp_load.amx_runs() is True
+    assert llamacpp_load.amx_quantized() is True
+
+
 def test_model_params_are_set_while_one_model_loads_and_restored_after():
     import llama_cpp.llama_cpp as bindings
 

@@ -52,6 +52,18 @@ def test_auto_weights_retype_only_the_shipped_default_model(monkeypatch):
     assert resolve_weights("f16", default_model=True) == "f16"
 
 
+def test_auto_keeps_the_shipped_q4_1_where_amx_runs_it_and_asks_only_then(monkeypatch):
+    monkeypatch.setattr(gguf_convert, "native_bf16", lambda: True)
+    assert resolve_weights("auto", default_model=True, amx=lambda: True) == ORIGINAL
+    assert resolve_weights("auto", default_model=True, amx=lambda: False) == "bf16"
+
+    def never() -> bool:
+        raise AssertionError("the AMX probe runs only for auto on the default model")
+
+    assert resolve_weights("auto", default_model=False, amx=never) == ORIGINAL
+    assert resolve_weights("q8_0", default_model=True, amx=never) == "q8_0"
+
+
 def test_native_bf16_needs_both_the_build_and_the_cpu():
     built, without = "CPU : AVX2 = 1 | AVX512_BF16 = 1 | OPENMP = 1 |", "CPU : AVX2 = 1 | OPENMP = 1 |"
     cpu = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_bf16 avx512_vnni\n"
