@@ -36,6 +36,7 @@ RUN pip install -q pip==25.3 \
 # makes an image that crashes (SIGILL) on an older CPU. Build for AVX2/FMA,
 # which every x86-64 server of the last decade has.
 COPY scripts/install_llamacpp.sh scripts/
+COPY scripts/patches/ scripts/patches/
 RUN CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF" \
     bash scripts/install_llamacpp.sh /app/.venv/bin/pip \
  && rm -rf .wheels

@@ -25,8 +25,12 @@ if [ -z "$(wheel "$HERE")" ]; then
   trap 'rm -rf "$WORK"' EXIT
   "$PIP" download -q --no-deps --no-binary :all: "llama-cpp-python==${VERSION}" -d "$WORK"
   tar -xzf "$WORK"/llama_cpp_python-${VERSION}.tar.gz -C "$WORK"
-  for patch in "${PATCHES[@]}"; do
-    (cd "$WORK/llama_cpp_python-${VERSION}" && git apply "$OLDPWD/$patch")
+  for patch in "${PATCHES[@]}"; do  # patch(1) comes with build-essential; git apply where it is missing
+    if command -v patch >/dev/null; then
+      patch -s -p1 -d "$WORK/llama_cpp_python-${VERSION}" < "$patch"
+    else
+      (cd "$WORK/llama_cpp_python-${VERSION}" && git apply "$OLDPWD/$patch")
+    fi
   done
   mkdir -p "$WORK/out"
   CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
