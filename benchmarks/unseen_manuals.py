@@ -3,7 +3,7 @@ passages an answer gets, the Gate's decision and the extractive answer, with `Ra
 on (as shipped) or off. Questions with their gold page, and everyday ones, were written before
 anything ran (benchmarks/oos/unseen/questions.jsonl; its sha256 is in the stop-34 note, and after
 the 24 Docker questions were appended in stop 35, before any Docker run, in that stop's note; the
-git, sqlite, ant and debmake questions of stop 39 carry a reference answer, written with them: the summary then
+git, sqlite, ant and debmake questions of stop 39, and stop 40's wireshark and gimp ones, carry a reference answer, written with them: the summary then
 also gives the share of its words in the answer and in the best of the 4 passages, as issue 12's
 hidden set measures). A question's "also" lists other pages that answer it; a page is named by its
 file name, ".gz" dropped.
@@ -19,6 +19,8 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/sqlite3 --db /tmp/sqlite.db --collection sqlite
     docindex ingest /usr/share/doc/ant/manual --db /tmp/ant.db --collection ant   # apt-get install ant-doc
     docindex ingest /usr/share/doc/debmake-doc --db /tmp/debmake.db --collection debmake   # HTML, PDF, .txt.gz, 6 languages
+    docindex ingest /usr/share/doc/wireshark --db /tmp/wireshark.db --collection wireshark   # apt-get install wireshark-doc: both guides
+    docindex ingest /usr/share/gimp/2.0/help/en --db /tmp/gimp.db --collection gimp   # apt-get install gimp-help-en
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
