@@ -6,9 +6,10 @@ package", PostgreSQL's "Table 9.1. Comparison Operators") is a bold line of its 
 and embedded with its block, never quoted as a sentence (sentences.is_label). Read as a
 paragraph, it was an answer's sentence: "TIP Listing a package contents and finding a file's
 package [1]." A Sphinx rubric and a paragraph that is one bold run (pytest's "Run tests by keyword
-expressions" over its command) are such labels too; a label right over a short code block is quoted
-with it (quotable.LABELS_CARRY_CODE). A Sphinx field list's term and its one-paragraph body are one
-paragraph, ended as a sentence ("Exit code 5: No tests were collected.").
+expressions" over its command) are such labels too, and so is a picture's short caption (`_image_caption`);
+a label right over a short code block is quoted with it (quotable.LABELS_CARRY_CODE). A Sphinx field
+list's term and its one-paragraph body are one paragraph, ended as a sentence ("Exit code 5: No tests
+were collected.").
 
 A data table (2+ rows and columns, no cell with more than one paragraph or any other block)
 becomes one paragraph holding a Markdown table, one row a line, so it is chunked, embedded and
@@ -160,6 +161,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 caption = " ".join((child.text(deep=True, separator=" ") or "").split())
                 if caption:
                     blocks.append(Block("para", f"**{caption}**"))
+            elif _image_caption(child):
+                flush()             # what a picture shows, which no answer can: a label, as a block's title is
+                blocks.append(Block("para", f"**{_image_caption(child)}**"))
             elif tag == "table" and (table := markdown_table(child)):
                 flush()
                 blocks.append(Block("para", table))
@@ -203,6 +207,25 @@ def markdown_table(table: Any) -> str:
         return ""
     lines = ["| " + " | ".join(texts) + " |" for texts in kept]
     return "\n".join([lines[0], "|" + "---|" * len(kept[0]), *lines[1:]])
+
+
+CAPTION_MAX_WORDS = 25  # a longer caption explains more than its picture: read as text
+
+
+def _image_caption(node: Any) -> str:
+    """The text of a picture's caption (HTML's <figcaption>, DocBook's `div.caption` in its
+    `div.mediaobject`), when short; "" for anything else. GIMP's manual captions each screenshot
+    ("Before applying the command", "The layer after it has been rotated 30° clockwise"): read as
+    paragraphs they were quoted as an answer's sentences, and taken for the term the paragraph
+    after them defines ("Original image, “Red Eye Removal” applied: The aim of this filter …")."""
+    if node.tag != "figcaption" and not (
+            node.tag == "div" and "caption" in (node.attributes.get("class") or "").split()
+            and node.parent is not None and "mediaobject" in (node.parent.attributes.get("class") or "").split()):
+        return ""
+    if node.css_first("pre, table, ul, ol, dl") is not None:
+        return ""
+    text = " ".join((node.text(deep=True) or "").split())    # inline spans joined as written: “Red Eye Removal”
+    return text if 0 < len(text.split()) <= CAPTION_MAX_WORDS else ""
 
 
 def _bold_only(paragraph: Any) -> bool:

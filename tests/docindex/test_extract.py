@@ -251,6 +251,30 @@ def test_a_docbook_block_title_is_a_bold_line_of_its_own(tmp_path):
         "The command lists files.", "**TIP Listing a package contents**", "Similar to apt-file list.", "Not a title."]
 
 
+def test_a_pictures_short_caption_is_a_label_and_defines_no_term(tmp_path):
+    """GIMP's manual captions each screenshot: the captions were quoted as sentences, and taken for the term
+    the next paragraph defines ("Original image, “Red Eye Removal” applied: The aim of this filter …")."""
+    from docindex.quotable import candidates
+
+    path = tmp_path / "page.html"
+    path.write_text('<html><body><div class="figure"><p class="title"><strong>Figure 17.41. Example</strong></p>'
+                    '<div class="mediaobject"><img src="a.png"/><div class="caption"><p>\n Original image\n</p></div>'
+                    '</div><div class="mediaobject"><img src="b.png"/><div class="caption"><p><span class="quote">“'
+                    '<span class="quote">Red Eye Removal</span>”</span> applied</p></div></div></div>'
+                    '<p>The aim of this filter is to remove red eyes from an image.</p>'
+                    '<figure><img src="c.png"/><figcaption>The layer after it has been rotated 30° clockwise'
+                    '</figcaption></figure><figure><img src="d.png"/><figcaption>' + "A long caption word " * 7 +
+                    '</figcaption></figure><div class="caption"><p>Not a picture\'s caption.</p></div></body></html>')
+    blocks = [b.text for b in extract(path).blocks]
+    assert blocks[:5] == ["**Figure 17.41. Example**", "**Original image**", "**“Red Eye Removal” applied**",
+                          "The aim of this filter is to remove red eyes from an image.",
+                          "**The layer after it has been rotated 30° clockwise**"]
+    assert blocks[5] == ("A long caption word " * 7).strip()          # over 25 words: read as text
+    assert blocks[6] == "Not a picture's caption."
+    quoted = [c.text for c in candidates(["\n\n".join(blocks[:5])])]
+    assert quoted == ["The aim of this filter is to remove red eyes from an image"]
+
+
 def test_a_paragraph_that_is_one_bold_run_and_a_rubric_are_labels(tmp_path):
     """pytest's docs set "Run tests by keyword expressions" as <p><strong>…</strong></p> over its command:
     it was read, and quoted, as a sentence. Bold words inside a sentence stay text."""
