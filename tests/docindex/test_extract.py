@@ -116,6 +116,30 @@ def test_a_page_that_is_all_chrome_keeps_its_text(tmp_path):
     assert [b.text for b in extract(path).blocks] == ["Site map", "- Install guide", "- Upgrade guide"]
 
 
+def test_a_page_of_nothing_but_links_keeps_its_headings_only(tmp_path):
+    """A chunked manual's table of contents (Wireshark's index.html) was read whole, chrome and all:
+    23 chunks of section titles, among the first 5 pages found for 9 of 17 questions."""
+    path = tmp_path / "index.html"
+    path.write_text('<html><body><div class="navheader"><a>Prev</a> <a>Up</a> <a>Next</a></div><h1>Guide</h1>'
+                    '<div class="toc"><dl><dt>1. <a href="a.html">Install the server</a></dt><dt>2. <a href="b.html">'
+                    'Upgrade the server</a></dt><dt>3. <a href="c.html">Remove the server</a></dt></dl></div></body></html>')
+    assert [(b.kind, b.text) for b in extract(path).blocks] == [("heading", "Guide")]
+
+
+def test_prose_beside_a_table_of_contents_is_kept(tmp_path):
+    """PostgreSQL's part pages hold their introduction and their table of contents in one div, 80 % link
+    text: the introduction went with the links, and the page fell back to being read whole."""
+    toc = "".join(f'<dt>{i}. <a href="c{i}.html">Chapter number {i} of this part of the manual</a></dt>'
+                  for i in range(1, 9))
+    path = tmp_path / "sql.html"
+    path.write_text('<html><body><h1>Part II. The SQL Language</h1><div class="partintro"><p>This part describes the '
+                    'use of the <acronym>SQL</acronym> language in PostgreSQL, from its general syntax to tuning a database.</p>'
+                    f'<div class="toc"><dl>{toc}</dl></div></div></body></html>')
+    assert [b.text for b in extract(path).blocks] == [
+        "Part II. The SQL Language",
+        "This part describes the use of the SQL language in PostgreSQL, from its general syntax to tuning a database."]
+
+
 def test_link_dense_blocks_are_navigation_whatever_their_class(tmp_path):
     """A menu, a breadcrumb trail or an "on this page" list is mostly link text; prose that links
     a few words is not, nor is a block holding a heading or code."""
