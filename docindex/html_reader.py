@@ -21,6 +21,7 @@ text and an example in one cell, which the signature-term rule reads), is walked
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .blocks import Block, Extracted
@@ -55,6 +56,8 @@ _CHROME = ", ".join((
 _LINK_BLOCKS = "div, ul, ol, dl, table, p"
 LINK_DENSITY = 0.75     # share of a block's visible characters inside links at which it is navigation
 MIN_LINKS = 3
+_SKIP_LINK = re.compile(r"\s*(?:skip|jump) to (?:the )?(?:main )?(?:content|navigation|nav|menu|search|article)\s*$",
+                        re.IGNORECASE)
 
 
 def _link_dense(tree: Any) -> list[Any]:
@@ -105,25 +108,13 @@ def _visible(text: str | None) -> int:
 
 
 def parse_html(text: str) -> Extracted:
-    """Headings, paragraphs and code of an HTML page, without its chrome (`_CHROME`) and its
-    link-dense navigation. A page whose text is all inside chrome (a site map in a <nav>) keeps
-    it rather than lose its text; a page that is nothing but links (a chunked manual's table of
-    contents) keeps its headings only: it says nothing its linked pages do not, and Wireshark's
-    `index.html`, read whole, was 23 chunks of section titles among the 5 pages found first for
-    9 of 17 questions (TABLES_OF_CONTENTS_DROPPED; False: read whole, chrome and all, as before)."""
-    extracted = _parse_html(text, drop_chrome=True)
-    if _has_text(extracted):
-        return extracted
-    if TABLES_OF_CONTENTS_DROPPED and _has_text(_parse_html(text, drop_chrome=True, drop_links=False)):
-        return extracted
-    return _parse_html(text, drop_chrome=False)
-
-
-TABLES_OF_CONTENTS_DROPPED = True
-
-
-def _has_text(extracted: Extracted) -> bool:
-    return any(b.kind != "heading" for b in extracted.blocks)
+    """Headings, paragraphs and code of an HTML page, without its chrome (`_CHROME`), its
+    link-dense navigation and its skip links. A page with no text outside them (a chunked
+    manual's table of contents, a 404 page, a site map) keeps its headings only: it says nothing
+    its linked pages do not. It used to be read whole, chrome and all: Wireshark's `index.html`
+    was 23 chunks of section titles, among the 5 pages found first for 9 of 17 questions, and
+    MkDocs Material's 404 page the whole site's menu."""
+    return _parse_html(text, drop_chrome=True)
 
 
 def html_fragment(text: str) -> list[Block]:
@@ -131,7 +122,7 @@ def html_fragment(text: str) -> list[Block]:
     return _parse_html(text, drop_chrome=False).blocks
 
 
-def _parse_html(text: str, *, drop_chrome: bool, drop_links: bool | None = None) -> Extracted:
+def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(text)
@@ -142,9 +133,11 @@ def _parse_html(text: str, *, drop_chrome: bool, drop_links: bool | None = None)
         for chrome in tree.css(_CHROME):
             if chrome.parent is not None:       # not inside chrome already removed
                 chrome.decompose()
-    if drop_chrome if drop_links is None else drop_links:
         for navigation in _link_dense(tree):
             navigation.decompose()
+        for link in tree.css('a[href^="#"]'):
+            if _SKIP_LINK.match(link.text(deep=True) or ""):    # "Skip to content": for screen readers
+                link.decompose()
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []

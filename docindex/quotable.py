@@ -27,6 +27,8 @@ from .table_rows import row_text
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
 _MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
+MARKERS = "footnotes"   # stop 40: "[1, 20]", "a[0]" are content, quoted as "(1, 20)", "a(0)"; "removed": as before
+_FOOTNOTE = re.compile(r"(?<![\w\])])\[\s*\d+\s*\](?![\w\[(])")
 _CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
 _FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the prompt's fences
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
@@ -66,7 +68,7 @@ def clean_sentence(raw: str) -> str:
     markers, emphasis, stray brackets; its final punctuation removed."""
     text = _LINK.sub(r"\1", _CHECKBOX.sub("", _QUOTED_LINE.sub("\n", raw)))
     text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
-    text = _MARKER_LIKE.sub("", text)                                                      # a footnote's [1] is not
+    text = (_MARKER_LIKE if MARKERS == "removed" else _FOOTNOTE).sub("", text)            # a footnote's [1] is not
     text = _LEAD.sub("", text)
     text = _strip_emphasis(text)
     text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
@@ -177,12 +179,11 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
 # Gunicorn's docs", "To learn about X, refer to …"); a lead-in pointing at code too long to carry ("deictic": "… add the
 # following CSS:"; True, any such lead-in, cost the Python dev half an evidence string: "… should be defined as:").
 CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED = True, True, True
-# Stop 37: a bold label right over a short code block (pytest's "**Run tests by keyword expressions**" and
-# `pytest -k "MyClass and not method"`) is quoted with it, as a lead-in ending in ":" is. False: never quoted.
-LABELS_CARRY_CODE = True
-# Stop 37: a Sphinx field list's entry with an empty description ("- f (Callable[[...], Any]) –", 140 in Flask's
-# API reference) is neither quoted nor carried by its lead-in ("Parameters: …; f (…) –"). False: quoted as before.
-EMPTY_FIELDS_SKIPPED = True
+# Stop 37: a bold label right over a short code block (pytest's "**Run tests by keyword expressions**" and `pytest -k
+# …`) is quoted with it, as a lead-in ending in ":" is (False: never quoted); a Sphinx field list's entry with an empty
+# description ("- f (Callable[[...], Any]) –", 140 in Flask's API reference) is neither quoted nor carried by its
+# lead-in ("Parameters: …; f (…) –"; False: quoted as before).
+LABELS_CARRY_CODE, EMPTY_FIELDS_SKIPPED = True, True
 _EMPTY_FIELD = re.compile(r"\s[–—]$")
 LEAD_INS_WITHOUT_CODE_SKIPPED: bool | str = "deictic"
 _DEICTIC = re.compile(r"\b(?:following|below|as follows|like this|like so)\b", re.IGNORECASE)
@@ -374,7 +375,6 @@ def _first_sentence(text: str) -> str:
     closes one sentence, so a second one inside a candidate would be uncited."""
     first = split_sentences(text + ".")[0] if text else ""
     return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")
-
 
 
 def quotable_texts(text: str) -> list[str]:

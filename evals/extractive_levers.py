@@ -209,6 +209,9 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     # stop 39 (shipped): a paragraph stopping on "with"/"to"/"run"… right over code is a lead-in
     ("dangling lead-ins quoted alone (before stop 39)", {"dangling": False}),
     ("SQL statements as terms (before stop 39)", {"statements": False}),
+    # stop 40 (shipped: only a footnote-like "[7]" is dropped from a quote)
+    ("every bracketed number dropped (before stop 40)", {"markers": "removed"}),
+    ("bracketed numbers all kept", {"markers": "kept"}),
 ]
 
 
@@ -246,7 +249,8 @@ def main() -> int:
                 _setting(quotable, "LEAD_INS_WITHOUT_CODE_SKIPPED", lever.get("code_lead_ins")), \
                 _setting(quotable, "POINTERS_SKIPPED", lever.get("pointers")), \
                 _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")), \
-                _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")):
+                _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")), \
+                _setting(quotable, "MARKERS", lever.get("markers")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

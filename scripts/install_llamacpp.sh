@@ -23,7 +23,7 @@ if [ -z "$(wheel "$HERE")" ]; then
   echo "building llama-cpp-python ${VERSION} with ${#PATCHES[@]} patch(es) (one time, ~6-10 min)…" >&2
   WORK=$(mktemp -d)
   trap 'rm -rf "$WORK"' EXIT
-  "$PIP" download -q --no-deps --no-binary :all: "llama-cpp-python==${VERSION}" -d "$WORK"
+  "$PIP" download -q --no-deps --no-binary llama-cpp-python "llama-cpp-python==${VERSION}" -d "$WORK"
   tar -xzf "$WORK"/llama_cpp_python-${VERSION}.tar.gz -C "$WORK"
   for patch in "${PATCHES[@]}"; do  # patch(1) comes with build-essential; git apply where it is missing
     if command -v patch >/dev/null; then

@@ -108,12 +108,22 @@ def test_html_page_chrome_is_not_text(tmp_path, chrome):
     assert [(b.kind, b.text) for b in extract(path).blocks] == [("heading", "LOCK"), ("para", "LOCK — lock a table.")]
 
 
-def test_a_page_that_is_all_chrome_keeps_its_text(tmp_path):
-    """A site map inside a <nav> is that page's text: dropping it would leave nothing to find."""
+def test_a_page_that_is_all_chrome_keeps_its_headings_only(tmp_path):
+    """A site map inside a <nav>, or MkDocs Material's 404 page (the whole site's menu), says nothing the
+    pages it lists do not: read whole, chrome and all, it was one more page matching every question."""
     path = tmp_path / "sitemap.html"
     path.write_text("<html><body><h1>Site map</h1><nav><ul><li>Install guide</li><li>Upgrade guide</li></ul></nav>"
                     "</body></html>")
-    assert [b.text for b in extract(path).blocks] == ["Site map", "- Install guide", "- Upgrade guide"]
+    assert [b.text for b in extract(path).blocks] == ["Site map"]
+
+
+def test_a_skip_link_is_not_text(tmp_path):
+    """MkDocs Material opens every page with "Skip to content" (a link for screen readers); a link in a
+    sentence that happens to jump within the page stays text."""
+    path = tmp_path / "page.html"
+    path.write_text('<html><body><a href="#intro" class="md-skip">Skip to content</a><h1>Intro</h1><p>Read on, or '
+                    '<a href="#examples">jump to the examples</a> below.</p></body></html>')
+    assert [b.text for b in extract(path).blocks] == ["Intro", "Read on, or jump to the examples below."]
 
 
 def test_a_page_of_nothing_but_links_keeps_its_headings_only(tmp_path):

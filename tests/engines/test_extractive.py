@@ -62,6 +62,9 @@ async def test_max_tokens_bounds_the_answer(lexical) -> None:
 def test_markdown_is_cleaned_and_source_markers_cannot_become_citations() -> None:
     assert clean_sentence("See [the guide](guide.md) for **Windows** [1].") == "See the guide for Windows"
     assert all("[" not in c.text for c in candidates(PASSAGES))
+    # a footnote goes; brackets that hold content stay, as parentheses (read from HTML, "[1, 20]" had gone)
+    assert clean_sentence("The server clamps k to [1, 20], reads a[0] and notes it.[7]") == \
+        "The server clamps k to (1, 20), reads a(0) and notes it"
 
 
 @pytest.mark.parametrize("embedder", ["static", "minilm"])
