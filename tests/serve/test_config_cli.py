@@ -105,6 +105,7 @@ def local_server() -> str:
     server.should_exit = True
     thread.join(10)
     loop.run_until_complete(pipeline.close())
+    loop.close()        # unclosed, it and its self-pipe's two sockets were collected in a later test, printed as warnings
 
 
 def test_ask_command_prints_the_streamed_answer_and_cited_sources(local_server: str) -> None:
