@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 15
+READING_VERSION = 16
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -34,7 +34,8 @@ statement ended by ";" is no term for the paragraph after it). 13: stop 40 (a pi
 HTML's <figcaption> or DocBook's `div.caption`, is a label: never quoted, no term). 14: stop 40 (a page of
 nothing but links keeps its headings only; a block holding a paragraph of prose is not navigation as a whole).
 15: stop 40 (HTML: a page with no text outside its chrome keeps its headings only; skip links are not text;
-a quote keeps bracketed content, "[1, 20]" as "(1, 20)", and drops only footnote-like "[7]")."""
+a quote keeps bracketed content, "[1, 20]" as "(1, 20)", and drops only footnote-like "[7]"). 16: stop 40
+(a block of nothing but pagination links, "« Previous Next »", is not text)."""
 
 
 @dataclass(frozen=True)

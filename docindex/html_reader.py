@@ -56,6 +56,7 @@ _CHROME = ", ".join((
 _LINK_BLOCKS = "div, ul, ol, dl, table, p"
 LINK_DENSITY = 0.75     # share of a block's visible characters inside links at which it is navigation
 MIN_LINKS = 3
+_PAGINATION = re.compile(r"^[\s«»‹›←→|·]*(?:(?:previous|prev|next|up|home|top)[\s«»‹›←→|·]*)+$", re.IGNORECASE)
 _SKIP_LINK = re.compile(r"\s*(?:skip|jump) to (?:the )?(?:main )?(?:content|navigation|nav|menu|search|article)\s*$",
                         re.IGNORECASE)
 
@@ -138,6 +139,10 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         for link in tree.css('a[href^="#"]'):
             if _SKIP_LINK.match(link.text(deep=True) or ""):    # "Skip to content": for screen readers
                 link.decompose()
+        for node in tree.css("div, p, span, ul, ol"):           # "« Previous Next »" (Read the Docs' version bar)
+            if node.parent is not None and node.css_first("a") is not None \
+                    and _PAGINATION.match(node.text(deep=True) or ""):
+                node.decompose()
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []

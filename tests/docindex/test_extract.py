@@ -117,6 +117,16 @@ def test_a_page_that_is_all_chrome_keeps_its_headings_only(tmp_path):
     assert [b.text for b in extract(path).blocks] == ["Site map"]
 
 
+def test_pagination_links_are_not_text(tmp_path):
+    """Read the Docs' theme (MkDocs' and Sphinx's) ends every page with a version bar of two links, "« Previous"
+    and "Next »": under the 3 links of a link-dense block, it closed the last chunk of 34 of the cMCP pages."""
+    path = tmp_path / "page.html"
+    path.write_text('<html><body><h1>Intro</h1><p>Body text.</p><div class="rst-versions" role="note"><span><span>'
+                    '<a href="a.html">&laquo; Previous</a></span> <span><a href="b.html">Next &raquo;</a></span></span>'
+                    '</div><p><a href="c.html">Next steps</a> are here.</p><p>Next, run it.</p></body></html>')
+    assert [b.text for b in extract(path).blocks] == ["Intro", "Body text.", "Next steps are here.", "Next, run it."]
+
+
 def test_a_skip_link_is_not_text(tmp_path):
     """MkDocs Material opens every page with "Skip to content" (a link for screen readers); a link in a
     sentence that happens to jump within the page stays text."""
