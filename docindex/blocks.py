@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 16
+READING_VERSION = 17
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -35,7 +35,8 @@ HTML's <figcaption> or DocBook's `div.caption`, is a label: never quoted, no ter
 nothing but links keeps its headings only; a block holding a paragraph of prose is not navigation as a whole).
 15: stop 40 (HTML: a page with no text outside its chrome keeps its headings only; skip links are not text;
 a quote keeps bracketed content, "[1, 20]" as "(1, 20)", and drops only footnote-like "[7]"). 16: stop 40
-(a block of nothing but pagination links, "« Previous Next »", is not text)."""
+(a block of nothing but pagination links, "« Previous Next »", is not text). 17: stop 40 (an HTML heading's,
+label's or table cell's inline elements are joined as written: “Red Eye Removal”, not “ Red Eye Removal ”)."""
 
 
 @dataclass(frozen=True)

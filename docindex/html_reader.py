@@ -174,7 +174,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 continue
             elif tag in _HEADINGS:
                 flush()
-                heading = " ".join((child.text(deep=True, separator=" ") or "").split())
+                heading = inline_text(child)
                 blocks.append(Block("heading", heading, _HEADINGS[tag]))
             elif tag == "pre":
                 flush()
@@ -187,7 +187,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                                  or _bold_only(child)):
                 flush()             # a DocBook block's title: "TIP Listing a package contents …" (a sidebar's),
                 #                     a Sphinx rubric, a paragraph that is one bold run (a pseudo-heading)
-                caption = " ".join((child.text(deep=True, separator=" ") or "").split())
+                caption = inline_text(child)
                 if caption:
                     blocks.append(Block("para", f"**{caption}**"))
             elif _image_caption(child):
@@ -229,7 +229,7 @@ def markdown_table(table: Any) -> str:
         cells = tr.css("th, td")
         if any(len(cell.css("p")) > 1 for cell in cells):
             return ""
-        texts = [" ".join((cell.text(deep=True, separator=" ") or "").split()).replace("|", "\\|") for cell in cells]
+        texts = [inline_text(cell).replace("|", "\\|") for cell in cells]
         if any(texts):
             kept.append(texts)
     if len(kept) < 2 or len(kept[0]) < 2:
@@ -253,8 +253,31 @@ def _image_caption(node: Any) -> str:
         return ""
     if node.css_first("pre, table, ul, ol, dl") is not None:
         return ""
-    text = " ".join((node.text(deep=True) or "").split())    # inline spans joined as written: “Red Eye Removal”
+    text = inline_text(node)
     return text if 0 < len(text.split()) <= CAPTION_MAX_WORDS else ""
+
+
+def inline_text(node: Any) -> str:
+    """A heading's, label's or table cell's text as a paragraph's is read: inline elements joined as
+    written (“Red Eye Removal”, "`path`, `value`"), a space only where a block or <br> breaks the line.
+    Joined with a space between every node, they read "“ Red Eye Removal ”" and "path , value"."""
+    parts: list[str] = []
+
+    def collect(parent: Any) -> None:
+        for child in parent.iter(include_text=True):
+            if child.tag == "-text":
+                parts.append(child.text(deep=False) or "")
+            elif child.tag in _SKIP or child.tag == "-comment":
+                continue
+            elif child.tag == "br" or child.tag in _BLOCK:
+                parts.append(" ")
+                collect(child)
+                parts.append(" ")
+            else:
+                collect(child)
+
+    collect(node)
+    return " ".join("".join(parts).split())
 
 
 def _bold_only(paragraph: Any) -> bool:
@@ -276,7 +299,7 @@ def _join_field_terms(tree: Any) -> None:
         if body is None or body.tag != "dd" or body.css_first("ul, ol, pre, table, dl") is not None:
             continue
         paragraphs = body.css("p")
-        name = " ".join((term.text(deep=True, separator=" ") or "").split()).rstrip(":").rstrip()
+        name = inline_text(term).rstrip(":").rstrip()
         if len(paragraphs) == 1 and paragraphs[0].child is not None and name:
             paragraphs[0].child.insert_before(f"{name}: ")
             if (paragraphs[0].text(deep=True) or "").rstrip()[-1:] not in (".", "!", "?", ":", ";"):

@@ -117,6 +117,19 @@ def test_a_page_that_is_all_chrome_keeps_its_headings_only(tmp_path):
     assert [b.text for b in extract(path).blocks] == ["Site map"]
 
 
+def test_headings_labels_and_cells_join_inline_elements_as_written(tmp_path):
+    """Joined with a space between every node, DocBook's quotes read "“ Red Eye Removal ”" in GIMP's headings
+    and figure titles, a cell's code "path , value", PostgreSQL's "crosstab<em>N</em>(text)" "crosstab N (text)"."""
+    path = tmp_path / "page.html"
+    path.write_text('<html><body><h2>crosstab<em>N</em>(text)</h2><p class="title"><strong>Figure 1. '
+                    '<span class="quote">“<span class="quote">Red Eye Removal</span>”</span> filter</strong></p>'
+                    '<table><tr><th>kind</th><th>shape</th></tr><tr><td>set</td><td><code>path</code>, <code>value'
+                    '</code></td></tr><tr><td>regex</td><td>one<br>two</td></tr></table></body></html>')
+    assert [b.text for b in extract(path).blocks] == [
+        "crosstabN(text)", "**Figure 1. “Red Eye Removal” filter**",
+        "| kind | shape |\n|---|---|\n| set | path, value |\n| regex | one two |"]
+
+
 def test_pagination_links_are_not_text(tmp_path):
     """Read the Docs' theme (MkDocs' and Sphinx's) ends every page with a version bar of two links, "« Previous"
     and "Next »": under the 3 links of a link-dense block, it closed the last chunk of 34 of the cMCP pages."""
