@@ -57,6 +57,7 @@ _LINK_BLOCKS = "div, ul, ol, dl, table, p"
 LINK_DENSITY = 0.75     # share of a block's visible characters inside links at which it is navigation
 MIN_LINKS = 3
 _PAGINATION = re.compile(r"^[\s«»‹›←→|·]*(?:(?:previous|prev|next|up|home|top)[\s«»‹›←→|·]*)+$", re.IGNORECASE)
+_PAGINATION_BLOCKS = {"div", "p", "span", "ul", "ol", "li"}
 _SKIP_LINK = re.compile(r"\s*(?:skip|jump) to (?:the )?(?:main )?(?:content|navigation|nav|menu|search|article)\s*$",
                         re.IGNORECASE)
 
@@ -93,6 +94,30 @@ def _holds_prose(node: Any) -> bool:
         if total >= PROSE_MIN_CHARS and linked < LINK_DENSITY * total:
             return True
     return False
+
+
+def _pagination(tree: Any) -> list[Any]:
+    """The outermost blocks whose whole text is pagination words around a link of them: found from the
+    links up, so a page is read once per such link, not once per block."""
+    found: list[Any] = []
+    ids: set[int] = set()
+    paginates: dict[int, bool] = {}     # each block's text read once, however many links it holds
+
+    def only_pagination(node: Any) -> bool:
+        if node.mem_id not in paginates:
+            paginates[node.mem_id] = bool(_PAGINATION.match(node.text(deep=True) or ""))
+        return paginates[node.mem_id]
+
+    for link in tree.css("a"):
+        if not _PAGINATION.match(link.text(deep=True) or ""):
+            continue
+        top, node = None, link.parent
+        while node is not None and node.tag in _PAGINATION_BLOCKS and only_pagination(node):
+            top, node = node, node.parent
+        if top is not None and top.mem_id not in ids and not _inside(top, ids):
+            found.append(top)
+            ids.add(top.mem_id)
+    return [node for node in found if not _inside(node, ids)]
 
 
 def _inside(node: Any, ids: set[int]) -> bool:
@@ -139,10 +164,8 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         for link in tree.css('a[href^="#"]'):
             if _SKIP_LINK.match(link.text(deep=True) or ""):    # "Skip to content": for screen readers
                 link.decompose()
-        for node in tree.css("div, p, span, ul, ol"):           # "« Previous Next »" (Read the Docs' version bar)
-            if node.parent is not None and node.css_first("a") is not None \
-                    and _PAGINATION.match(node.text(deep=True) or ""):
-                node.decompose()
+        for node in _pagination(tree):                          # "« Previous Next »" (Read the Docs' version bar)
+            node.decompose()
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []
@@ -190,9 +213,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 caption = inline_text(child)
                 if caption:
                     blocks.append(Block("para", f"**{caption}**"))
-            elif _image_caption(child):
+            elif caption := _image_caption(child):
                 flush()             # what a picture shows, which no answer can: a label, as a block's title is
-                blocks.append(Block("para", f"**{_image_caption(child)}**"))
+                blocks.append(Block("para", f"**{caption}**"))
             elif tag == "table" and (table := markdown_table(child)):
                 flush()
                 blocks.append(Block("para", table))
