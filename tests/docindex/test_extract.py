@@ -108,24 +108,28 @@ def test_html_page_chrome_is_not_text(tmp_path, chrome):
     assert [(b.kind, b.text) for b in extract(path).blocks] == [("heading", "LOCK"), ("para", "LOCK — lock a table.")]
 
 
+def page_texts(tmp_path, html: str, name: str = "page.html") -> list[str]:
+    """The texts of the blocks `extract` reads from `html` saved as `name`."""
+    path = tmp_path / name
+    path.write_text(html)
+    return [b.text for b in extract(path).blocks]
+
+
 def test_a_page_that_is_all_chrome_keeps_its_headings_only(tmp_path):
     """A site map inside a <nav>, or MkDocs Material's 404 page (the whole site's menu), says nothing the
     pages it lists do not: read whole, chrome and all, it was one more page matching every question."""
-    path = tmp_path / "sitemap.html"
-    path.write_text("<html><body><h1>Site map</h1><nav><ul><li>Install guide</li><li>Upgrade guide</li></ul></nav>"
-                    "</body></html>")
-    assert [b.text for b in extract(path).blocks] == ["Site map"]
+    html = "<html><body><h1>Site map</h1><nav><ul><li>Install guide</li><li>Upgrade guide</li></ul></nav></body></html>"
+    assert page_texts(tmp_path, html, "sitemap.html") == ["Site map"]
 
 
 def test_headings_labels_and_cells_join_inline_elements_as_written(tmp_path):
     """Joined with a space between every node, DocBook's quotes read "“ Red Eye Removal ”" in GIMP's headings
     and figure titles, a cell's code "path , value", PostgreSQL's "crosstab<em>N</em>(text)" "crosstab N (text)"."""
-    path = tmp_path / "page.html"
-    path.write_text('<html><body><h2>crosstab<em>N</em>(text)</h2><p class="title"><strong>Figure 1. '
-                    '<span class="quote">“<span class="quote">Red Eye Removal</span>”</span> filter</strong></p>'
-                    '<table><tr><th>kind</th><th>shape</th></tr><tr><td>set</td><td><code>path</code>, <code>value'
-                    '</code></td></tr><tr><td>regex</td><td>one<br>two</td></tr></table></body></html>')
-    assert [b.text for b in extract(path).blocks] == [
+    html = ('<html><body><h2>crosstab<em>N</em>(text)</h2><p class="title"><strong>Figure 1. <span class="quote">“'
+            '<span class="quote">Red Eye Removal</span>”</span> filter</strong></p><table><tr><th>kind</th>'
+            '<th>shape</th></tr><tr><td>set</td><td><code>path</code>, <code>value</code></td></tr><tr><td>regex'
+            '</td><td>one<br>two</td></tr></table></body></html>')
+    assert page_texts(tmp_path, html) == [
         "crosstabN(text)", "**Figure 1. “Red Eye Removal” filter**",
         "| kind | shape |\n|---|---|\n| set | path, value |\n| regex | one two |"]
 
@@ -133,30 +137,27 @@ def test_headings_labels_and_cells_join_inline_elements_as_written(tmp_path):
 def test_pagination_links_are_not_text(tmp_path):
     """Read the Docs' theme (MkDocs' and Sphinx's) ends every page with a version bar of two links, "« Previous"
     and "Next »": under the 3 links of a link-dense block, it closed the last chunk of 34 of the cMCP pages."""
-    path = tmp_path / "page.html"
-    path.write_text('<html><body><h1>Intro</h1><p>Body text.</p><div class="rst-versions" role="note"><span><span>'
-                    '<a href="a.html">&laquo; Previous</a></span> <span><a href="b.html">Next &raquo;</a></span></span>'
-                    '</div><p><a href="c.html">Next steps</a> are here.</p><p>Next, run it.</p></body></html>')
-    assert [b.text for b in extract(path).blocks] == ["Intro", "Body text.", "Next steps are here.", "Next, run it."]
+    html = ('<html><body><h1>Intro</h1><p>Body text.</p><div class="rst-versions" role="note"><span><span>'
+            '<a href="a.html">&laquo; Previous</a></span> <span><a href="b.html">Next &raquo;</a></span></span>'
+            '</div><p><a href="c.html">Next steps</a> are here.</p><p>Next, run it.</p></body></html>')
+    assert page_texts(tmp_path, html) == ["Intro", "Body text.", "Next steps are here.", "Next, run it."]
 
 
 def test_a_skip_link_is_not_text(tmp_path):
     """MkDocs Material opens every page with "Skip to content" (a link for screen readers); a link in a
     sentence that happens to jump within the page stays text."""
-    path = tmp_path / "page.html"
-    path.write_text('<html><body><a href="#intro" class="md-skip">Skip to content</a><h1>Intro</h1><p>Read on, or '
-                    '<a href="#examples">jump to the examples</a> below.</p></body></html>')
-    assert [b.text for b in extract(path).blocks] == ["Intro", "Read on, or jump to the examples below."]
+    html = ('<html><body><a href="#intro" class="md-skip">Skip to content</a><h1>Intro</h1><p>Read on, or '
+            '<a href="#examples">jump to the examples</a> below.</p></body></html>')
+    assert page_texts(tmp_path, html) == ["Intro", "Read on, or jump to the examples below."]
 
 
 def test_a_page_of_nothing_but_links_keeps_its_headings_only(tmp_path):
     """A chunked manual's table of contents (Wireshark's index.html) was read whole, chrome and all:
     23 chunks of section titles, among the first 5 pages found for 9 of 17 questions."""
-    path = tmp_path / "index.html"
-    path.write_text('<html><body><div class="navheader"><a>Prev</a> <a>Up</a> <a>Next</a></div><h1>Guide</h1>'
-                    '<div class="toc"><dl><dt>1. <a href="a.html">Install the server</a></dt><dt>2. <a href="b.html">'
-                    'Upgrade the server</a></dt><dt>3. <a href="c.html">Remove the server</a></dt></dl></div></body></html>')
-    assert [(b.kind, b.text) for b in extract(path).blocks] == [("heading", "Guide")]
+    html = ('<html><body><div class="navheader"><a>Prev</a> <a>Up</a> <a>Next</a></div><h1>Guide</h1><div class="toc">'
+            '<dl><dt>1. <a href="a.html">Install the server</a></dt><dt>2. <a href="b.html">Upgrade the server</a>'
+            '</dt><dt>3. <a href="c.html">Remove the server</a></dt></dl></div></body></html>')
+    assert page_texts(tmp_path, html, "index.html") == ["Guide"]
 
 
 def test_prose_beside_a_table_of_contents_is_kept(tmp_path):
@@ -164,13 +165,10 @@ def test_prose_beside_a_table_of_contents_is_kept(tmp_path):
     text: the introduction went with the links, and the page fell back to being read whole."""
     toc = "".join(f'<dt>{i}. <a href="c{i}.html">Chapter number {i} of this part of the manual</a></dt>'
                   for i in range(1, 9))
-    path = tmp_path / "sql.html"
-    path.write_text('<html><body><h1>Part II. The SQL Language</h1><div class="partintro"><p>This part describes the '
-                    'use of the <acronym>SQL</acronym> language in PostgreSQL, from its general syntax to tuning a database.</p>'
-                    f'<div class="toc"><dl>{toc}</dl></div></div></body></html>')
-    assert [b.text for b in extract(path).blocks] == [
-        "Part II. The SQL Language",
-        "This part describes the use of the SQL language in PostgreSQL, from its general syntax to tuning a database."]
+    intro = "This part describes the use of the SQL language in PostgreSQL, from its general syntax to tuning a database."
+    html = (f'<html><body><h1>Part II. The SQL Language</h1><div class="partintro"><p>{intro}</p>'
+            f'<div class="toc"><dl>{toc}</dl></div></div></body></html>')
+    assert page_texts(tmp_path, html, "sql.html") == ["Part II. The SQL Language", intro]
 
 
 def test_link_dense_blocks_are_navigation_whatever_their_class(tmp_path):
