@@ -72,9 +72,8 @@ def _link_dense(tree: Any) -> list[Any]:
         links = node.css("a")
         if len(links) < MIN_LINKS:
             continue
-        total = _visible(node.text(deep=True))
-        if total and sum(_visible(a.text(deep=True)) for a in links) >= LINK_DENSITY * total \
-                and not (PROSE_KEPT and _holds_prose(node)):
+        total, linked = _visible_and_linked(node, links)
+        if total and linked >= LINK_DENSITY * total and not (PROSE_KEPT and _holds_prose(node)):
             found.append(node)
             ids.add(node.mem_id)
     return found
@@ -89,11 +88,15 @@ PROSE_MIN_CHARS = 80
 
 def _holds_prose(node: Any) -> bool:
     for paragraph in node.css("p"):
-        total = _visible(paragraph.text(deep=True))
-        linked = sum(_visible(a.text(deep=True)) for a in paragraph.css("a"))
+        total, linked = _visible_and_linked(paragraph, paragraph.css("a"))
         if total >= PROSE_MIN_CHARS and linked < LINK_DENSITY * total:
             return True
     return False
+
+
+def _visible_and_linked(node: Any, links: list[Any]) -> tuple[int, int]:
+    """The visible characters of `node`, and how many of them are inside `links` (its <a> elements)."""
+    return _visible(node.text(deep=True)), sum(_visible(a.text(deep=True)) for a in links)
 
 
 def _pagination(tree: Any) -> list[Any]:
@@ -114,10 +117,10 @@ def _pagination(tree: Any) -> list[Any]:
         top, node = None, link.parent
         while node is not None and node.tag in _PAGINATION_BLOCKS and only_pagination(node):
             top, node = node, node.parent
-        if top is not None and top.mem_id not in ids and not _inside(top, ids):
+        if top is not None and top.mem_id not in ids:
             found.append(top)
             ids.add(top.mem_id)
-    return [node for node in found if not _inside(node, ids)]
+    return [node for node in found if not _inside(node, ids)]      # the outermost ones
 
 
 def _inside(node: Any, ids: set[int]) -> bool:

@@ -37,10 +37,11 @@ ORIGINAL = "original"  # load the file as it is
 WEIGHT_FTYPES = {"f16": 1, "bf16": 32, "q8_0": 7, "q4_0": 2}
 WEIGHT_CHOICES = (AUTO, ORIGINAL, *WEIGHT_FTYPES)
 # What "auto" gives the shipped SmolLM2 Q4_1 (benchmarks/results/llamacpp_prefill.md): the file as
-# it is where llama.cpp's AMX int8 kernels run here (they take Q4_1: prefill 545 vs 245 tok/s without
-# them on the Intel VM); else F16, or BF16 where both this llama.cpp build and this CPU have
-# AVX512_BF16 (native BF16 dot products: prefill 990 vs 739 tok/s there, same fidelity to the Q4_1
-# original: top-1 0.960 both, KL 0.0033 vs 0.0031). Without native BF16 a BF16 GGUF has no fast kernel.
+# it is where llama.cpp's AMX int8 kernels run here (they take Q4_1: prefill 580 vs 245 tok/s without
+# them on the Intel VM, llamacpp_prefill_xeon_amx.md); else F16, or BF16 where both this llama.cpp
+# build and this CPU have AVX512_BF16 (native BF16 dot products: prefill 990 vs 739 tok/s there, same
+# fidelity to the Q4_1 original: top-1 0.960 both, KL 0.0033 vs 0.0031). Without native BF16 a BF16
+# GGUF has no fast kernel.
 DEFAULT_WEIGHTS = "f16"
 NATIVE_BF16_WEIGHTS = "bf16"
 

@@ -8,8 +8,8 @@ the tiles' shapes are dropped as dead, no tile is configured, and the first `til
 illegal instruction (SIGILL, no Python error). Found on the project's own 2-core VM (Intel
 Xeon, Debian 12's GCC 12.2; the disassembly shows only `palette_id` written before
 `ldtilecfg`). scripts/install_llamacpp.sh therefore builds llama.cpp with
-scripts/patches/llama-cpp-amx-tilecfg.patch, and the AMX path runs (Q4_1 prefill 545 vs 245
-tok/s without it there, the same fidelity: benchmarks/results/llamacpp_prefill.md).
+scripts/patches/llama-cpp-amx-tilecfg.patch, and the AMX path runs (Q4_1 prefill 580 vs 245
+tok/s without it there, benchmarks/results/llamacpp_prefill_xeon_amx.md; the same fidelity).
 
 A wheel built elsewhere, or by another compiler, may still carry the bug, so before the first
 quantized load on an AMX machine `amx_runs()` asks once, in a child process, whether
