@@ -18,6 +18,19 @@ from pathlib import Path
 class UnreadableFile(Exception):
     """The file cannot be read as its format says (reported, then skipped)."""
 
+    group = ""      # a bulk kind (discover.Skipped.group): many such files are reported in one line
+
+
+REDIRECT_GROUP = "redirect page"    # html_reader finds them; reported like the discovery's bulk skips
+
+
+class NotADocument(UnreadableFile):
+    """The file reads, but holds no document of its own (an HTML redirect page): skipped, reported by kind."""
+
+    def __init__(self, reason: str, group: str) -> None:
+        super().__init__(reason)
+        self.group = group
+
 
 DEFAULT_MAX_FILE_BYTES = 20_000_000         # a 20 MB Markdown file is ~20,000 chunks
 MAX_BLOCK_CHARS = 8_000                     # ~2,000 tokens: far above a real paragraph

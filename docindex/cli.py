@@ -61,8 +61,9 @@ def main() -> None:
 Exit status:
   0  every file was ingested or is unchanged
   3  done, but some files were skipped (on stderr: "skipped PATH: reason";
-     4 or more of one unsupported type, or .txt sources beside their HTML
-     pages, in one line: "skipped N files under DIR: reason, e.g. PATH")
+     4 or more of one unsupported type, .txt sources beside their HTML
+     pages, or redirect pages, in one line: "skipped N files under DIR:
+     reason, e.g. PATH")
   1  nothing written: a bad path or --base-url, no file that can be ingested,
      not an index, another ingest writing the same index, or interrupted
   2  usage error (an unknown option, a missing argument)""")

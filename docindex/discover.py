@@ -14,13 +14,16 @@
   `_modules/` (the project's source code, highlighted by sphinx.ext.viewcode)
   are skipped, one line each: pointed at the build, a user wants its pages, and
   the copies took the pages' places (pytest's docs: `parametrize.rst.txt` above
-  `parametrize.html`). Named as a path of their own, they are ingested.
+  `parametrize.html`). Named as a path of their own, they are ingested. So are its
+  generated `genindex*.html`, `*modindex.html` and `search.html` (lists of links).
 - For the same reason a `.txt` file beside an HTML page of the same name
   (`git-stash.txt` and `git-stash.html`: git-doc ships each manual page as its
   AsciiDoc source and as the page built from it) is skipped: the page is read.
   Asked 16 questions on git-doc, the sources took the pages' places and their
   markup was quoted ("NAME ---- git-bisect - Use binary search…"). A `.txt`
-  named as a path is read.
+  named as a path is read. A PDF beside the HTML build of the same name
+  (texinfo's `octave.pdf` beside `octave.html/`) is skipped the same way: GNU
+  Octave's PDF was 42 % of its chunks and 2 of the 4 passages for most questions.
 - Skips of one bulk kind (one unsupported type, or text sources beside their
   pages) are reported in one line per kind from GROUPED_FROM files on
   (`skip_lines`): a manual's 190 images were 190 lines that hid the one line
@@ -32,16 +35,20 @@ what is a candidate, so nothing here opens a file.
 from __future__ import annotations
 
 import os
+import re
 import stat as stat_module
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bounds import file_kind
+from .bounds import REDIRECT_GROUP, file_kind
 from .errors import IngestError
 from .extract import COMPRESSED, READERS, supported, type_name
 
 NOTHING = "no Markdown, text, HTML or PDF files"
 SPHINX_BUILD_MARKERS = ("searchindex.js", "objects.inv")
+SPHINX_GENERATED = re.compile(r"(?:genindex(?:-[^/]*)?|[a-z]*-?modindex|search)\.html?", re.IGNORECASE)
+SPHINX_GENERATED_REASON = ("Sphinx's generated index or search page, links only (the pages it links are ingested; "
+                           "name the file to ingest it)")
 SPHINX_COPIES = {
     "_sources": "Sphinx's copy of the pages' sources (the built pages are ingested; name the folder to ingest it)",
     "_modules": "Sphinx's highlighted source code, not pages (name the folder to ingest it)",
@@ -56,6 +63,7 @@ class Candidate:
 
 
 TEXT_SOURCE = "the text source of {page} beside it (the page is ingested; name the file to ingest it)"
+PDF_COPY = "the PDF of the HTML {build} beside it (the pages are ingested; name the file to ingest it)"
 PAGE_SUFFIXES = (".html", ".htm")
 TEXT_SOURCE_GROUP = "text source"
 GROUPED_FROM = 4
@@ -95,6 +103,9 @@ def _grouped(members: list[Skipped]) -> str:
     if first.group == TEXT_SOURCE_GROUP:
         return (f"{len(members)} .txt files under {under}: each the text source of the HTML page of the same "
                 f"name beside it (the pages are ingested; name a file to ingest it), e.g. {first.path}")
+    if first.group == REDIRECT_GROUP:
+        return (f"{len(members)} files under {under}: each a redirect page (a refresh to another page, no text "
+                f"of its own), e.g. {first.path}: {first.reason}")
     return f"{len(members)} files under {under}: {first.reason}, e.g. {first.path}"
 
 
@@ -107,6 +118,28 @@ def text_source(name: str, names: set[str]) -> str | None:
             return next((page for ext in PAGE_SUFFIXES for page in (stem + ext, stem + ext + COMPRESSED)
                          if page in names), None)
     return None
+
+
+def pdf_copy_of(name: str, names: set[str]) -> list[str]:
+    """What a PDF may be a copy of: the page or folder names beside it of its HTML build
+    (`octave.html/` or `octave.html` for `octave.pdf`; `manual_html/`, `manual-html/`, `manual/`),
+    in order; the caller checks which exist and what they are."""
+    lowered = name.lower()
+    for suffix in (".pdf", ".pdf" + COMPRESSED):
+        if lowered.endswith(suffix):
+            stem = name[:-len(suffix)]
+            return [other for other in (stem + ".html", stem + ".htm", stem + "_html", stem + "-html", stem)
+                    if other in names]
+    return []
+
+
+def _holds_pages(folder: Path) -> bool:
+    """True when `folder` itself holds an HTML page (an index.html, or any .html/.htm file)."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.lower().endswith(PAGE_SUFFIXES) for e in entries if not e.name.startswith("."))
+    except OSError:
+        return False
 
 
 class NothingToIngest(IngestError):
@@ -171,7 +204,9 @@ class _Walk:
                 self.skip(current, exc.strerror or str(exc))
                 continue
             present = set(names)
+            sphinx = any(marker in present for marker in SPHINX_BUILD_MARKERS)
             subfolders = [sub for name in names if not self.text_source(current / name, present)
+                          and not (sphinx and self.sphinx_generated(current / name))
                           and (sub := self.entry(current / name)) is not None]
             stack.extend(reversed([sub for sub in subfolders if not self.sphinx_copy(sub)]))
 
@@ -183,13 +218,30 @@ class _Walk:
         self.skip(folder, reason)
         return True
 
-    def text_source(self, path: Path, names: set[str]) -> bool:
-        """True (and reported) for a `.txt` file beside the HTML page built from it (module docstring)."""
-        page = text_source(path.name, names)
-        if page is None or not path.is_file():
+    def sphinx_generated(self, path: Path) -> bool:
+        """True (and reported) for a Sphinx build's genindex.html, py-modindex.html or search.html: the
+        CMake docs' genindex.html was 120 chunks of term lists, found for "ccache" before any page."""
+        if not SPHINX_GENERATED.fullmatch(path.name) or not path.is_file():
             return False
-        self.skip(path, TEXT_SOURCE.format(page=page), TEXT_SOURCE_GROUP)
+        self.skip(path, SPHINX_GENERATED_REASON)
         return True
+
+    def text_source(self, path: Path, names: set[str]) -> bool:
+        """True (and reported) for a `.txt` file beside the HTML page built from it, or a PDF beside
+        the HTML build of the same name (module docstring)."""
+        page = text_source(path.name, names)
+        if page is not None and path.is_file():
+            self.skip(path, TEXT_SOURCE.format(page=page), TEXT_SOURCE_GROUP)
+            return True
+        for other in pdf_copy_of(path.name, names) if path.is_file() else []:
+            build = path.parent / other
+            if build.is_file() and other.lower().endswith(PAGE_SUFFIXES):
+                self.skip(path, PDF_COPY.format(build=f"page {build}"))
+                return True
+            if build.is_dir() and not build.is_symlink() and _holds_pages(build):
+                self.skip(path, PDF_COPY.format(build=f"pages in {build}/"))
+                return True
+        return False
 
     def entry(self, path: Path) -> Path | None:
         """Classify one directory entry; returns a folder to walk, or None."""

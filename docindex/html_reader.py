@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from .blocks import Block, Extracted
+from .bounds import REDIRECT_GROUP, NotADocument
 
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _LABEL_CLASSES = {"title", "rubric"}
@@ -233,10 +234,32 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     if root is not None:
         walk(root)
     flush()
+    target = _redirect_target(tree) if drop_chrome else None
+    if target and sum(_visible(block.text) for block in blocks) <= REDIRECT_MAX_CHARS:
+        raise NotADocument(f"a redirect to {target[:200]} (no text of its own)", REDIRECT_GROUP)
     title = " ".join(title_node.text().split()) if title_node is not None else ""
     if not title:
         title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
     return Extracted(title or None, blocks)
+
+
+REDIRECT_MAX_CHARS = 200    # "The node you are looking for is at XREFcsvread.", "Redirecting… Click here if …"
+_REFRESH_URL = re.compile(     # "0; url=page.html", "0;index.html" (the "url=" is optional)
+    r"^\s*\d*(?:\.\d*)?\s*[;,]\s*(?:url\s*=\s*)?['\"]?\s*([^'\"\s][^'\"]*)", re.IGNORECASE)
+
+
+def _redirect_target(tree: Any) -> str | None:
+    """Where a `<meta http-equiv="refresh" content="0; url=…">` sends the reader, or None. With
+    (almost) no text of its own such a page is a redirect, not a document: GNU Octave's texinfo
+    manual is 568 pages and 2,324 of them ("XREFcsvread.html": "The node you are looking for is
+    at XREFcsvread."), which were a quarter of its chunks and came up among the pages found first;
+    Sphinx, MkDocs, Jekyll and Hugo redirects are the same shape."""
+    for meta in tree.css("meta[http-equiv]"):
+        if (meta.attributes.get("http-equiv") or "").strip().lower() == "refresh":
+            found = _REFRESH_URL.match(meta.attributes.get("content") or "")
+            if found:
+                return found.group(1).strip()
+    return None
 
 
 _CELL_BLOCKS = "div, pre, ul, ol, dl, table, blockquote, h1, h2, h3, h4, h5, h6"

@@ -29,7 +29,7 @@ from . import ann_build, quotable, store
 from .blocks import READING_VERSION
 from .bounds import DEFAULT_MAX_FILE_BYTES
 from .chunking import Chunk
-from .discover import Candidate, NothingToIngest, discover, skip_lines
+from .discover import Candidate, NothingToIngest, Skipped, discover, skip_lines
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import InputError, StoreError
 from .ingest_read import Embedded, FileResult, Pending, Prepare, embed_in_slices, read_file
@@ -54,6 +54,7 @@ class IngestReport:
     chunks: int = 0                 # chunks written (or that would be, in a dry run)
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)    # "PATH: reason" per skip; a bulk kind in one line (skip_lines)
+    bulk_skips: list[Skipped] = field(default_factory=list)    # the reading's skips of a bulk kind, until reported
     changes: list[tuple[str, str]] = field(default_factory=list)   # ("add" | "change" | "remove", source)
     dry_run: bool = False
     index_version: int | None = None
@@ -148,6 +149,7 @@ def ingest(
     finally:
         if conn is not None:
             conn.close()
+    report.errors.extend(skip_lines(report.bulk_skips))
     report.errors.sort()        # by path: the discovery's skips and the reading's together
     report.seconds = time.perf_counter() - started
     return report
@@ -209,7 +211,11 @@ def record(result: FileResult, writer: _Writer, report: IngestReport, vectors: E
     candidate, known = result.candidate, result.known
     if result.error is not None:
         report.skipped += 1
-        report.errors.append(result.error)
+        if result.group:        # one line for many (skip_lines), as the discovery's bulk skips
+            reason = result.error.removeprefix(f"{candidate.path}: ")
+            report.bulk_skips.append(Skipped(candidate.path, reason, result.group))
+        else:
+            report.errors.append(result.error)
         return
     if result.unchanged:
         report.unchanged += 1

@@ -57,6 +57,7 @@ class FileResult:
     unchanged: bool = False
     new_stat: tuple[int, int] | None = None     # (size, mtime_ns) to remember for identical content
     error: str | None = None
+    group: str = ""             # the skip's bulk kind, if it has one (reported in one line from a few files on)
 
 
 class Embedded(NamedTuple):
@@ -94,7 +95,7 @@ def read_file(candidate: Candidate, known: tuple | None, count_tokens: Callable[
         del data
     except (UnreadableFile, OSError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return FileResult(candidate, known, error=f"{candidate.path}: {reason}")
+        return FileResult(candidate, known, error=f"{candidate.path}: {reason}", group=getattr(exc, "group", ""))
     title = extracted.title or document_stem(candidate.path)
     chunks = chunk_blocks(extracted.blocks, title, count_tokens)
     return FileResult(candidate, known, pending=Pending(
