@@ -37,7 +37,8 @@ _BLOCK = {
 }
 
 
-_PERMALINKS = "a.headerlink, a.hash-link, a.anchor-link, .viewcode-link, .viewcode-back"   # + Sphinx "[source]"
+_PERMALINKS = ("a.headerlink, a.hash-link, a.anchor-link, .viewcode-link, .viewcode-back, "   # + Sphinx "[source]"
+               "a.copiable-anchor, a.copiable-link")    # texinfo 6.8-7's "¶": in 41 % of Octave's chunks
 # Page chrome that documentation generators put around the text: navigation bars, sidebars,
 # footers, search boxes. Kept, each became a chunk of its own ("Prev | Up | Home | Next",
 # "Next topic: copy — Shallow and deep copy operations", "Part of the git(1) suite") whose
@@ -158,6 +159,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     tree = LexborHTMLParser(text)
     for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#", "[source]": not text
         permalink.decompose()
+    for category in tree.css("dt span.category, dt span.category-def"):
+        if not any(ch.isalnum() for ch in category.text(deep=True) or ""):
+            category.decompose()                # texinfo's empty deffn category: ": x = csvread (filename)"
     _join_field_terms(tree)
     if drop_chrome:
         for chrome in tree.css(_CHROME):

@@ -88,6 +88,19 @@ def test_html_heading_permalinks_are_not_text(tmp_path):
     assert summary == [("heading", "random"), ("para", "random.choice(seq)"), ("para", "Return a random element.")]
 
 
+def test_texinfo_definition_anchors_and_empty_categories_are_not_text(tmp_path):
+    """GNU texinfo 6.8-7 puts a "¶" link (`copiable-anchor`, `copiable-link`) after every definition
+    (41 % of Octave's chunks held one) and an empty category before it (": x = csvread (filename)")."""
+    html = ('<html><body><h4>14.1.3 Simple File I/O</h4><dl class="def"><dt id="index-csvread">'
+            '<span class="category">: </span><span><em><var>x</var> =</em> <strong>csvread</strong> '
+            "<em>(<var>filename</var>)</em><a href='#index-csvread' class='copiable-anchor'> &para;</a></span></dt>"
+            '<dt id="index-m"><span class="category-def">Method: </span><span><strong>get</strong>'
+            '<a class="copiable-link" href="#index-m"> ¶</a></span></dt>'
+            '<dd><p>Read the comma-separated-value (CSV) file.</p></dd></dl></body></html>')
+    assert page_texts(tmp_path, html) == ["14.1.3 Simple File I/O", "x = csvread (filename)", "Method: get",
+                                          "Read the comma-separated-value (CSV) file."]
+
+
 @pytest.mark.parametrize("chrome", [
     '<div class="related" role="navigation"><a>previous</a> | <a>next</a></div>',       # Sphinx
     '<div class="sphinxsidebar" role="navigation"><h3>This Page</h3><p>Show Source</p></div>',
