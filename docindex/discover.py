@@ -40,7 +40,7 @@ import stat as stat_module
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bounds import REDIRECT_GROUP, file_kind
+from .bounds import COPY_GROUP, REDIRECT_GROUP, file_kind
 from .errors import IngestError
 from .extract import COMPRESSED, READERS, supported, type_name
 
@@ -103,6 +103,9 @@ def _grouped(members: list[Skipped]) -> str:
     if first.group == TEXT_SOURCE_GROUP:
         return (f"{len(members)} .txt files under {under}: each the text source of the HTML page of the same "
                 f"name beside it (the pages are ingested; name a file to ingest it), e.g. {first.path}")
+    if first.group == COPY_GROUP:
+        return (f"{len(members)} files under {under}: each a PDF or text file whose text is mostly in the "
+                f"pages ingested with it (name a file alone to ingest it), e.g. {first.path}: {first.reason}")
     if first.group == REDIRECT_GROUP:
         return (f"{len(members)} files under {under}: each a redirect page (a refresh to another page, no text "
                 f"of its own), e.g. {first.path}: {first.reason}")

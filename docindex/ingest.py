@@ -29,6 +29,7 @@ from . import ann_build, quotable, store
 from .blocks import READING_VERSION
 from .bounds import DEFAULT_MAX_FILE_BYTES
 from .chunking import Chunk
+from .copies import COPY_GROUP, COPY_REASON, COPY_SHARE, CopyCheck, is_copy_format, is_page
 from .discover import Candidate, NothingToIngest, Skipped, discover, skip_lines
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
 from .errors import InputError, StoreError
@@ -191,12 +192,28 @@ def _run(candidates: list[Candidate], known: dict, writer: _Writer, report: Inge
                  None) for c in candidates)
         else:                   # e.g. `--ray`: read, chunked and embedded elsewhere, in candidate order
             results = prepare(candidates, known, force=force, max_bytes=max_bytes)
+        check = CopyCheck() if any(is_page(c.path) for c in candidates) else None
+        held: list[tuple[FileResult, Embedded | None]] = []     # PDFs and text files, until the pages are read
+        unchanged_pages: list[int] = []
         for result, vectors in results:
             if bar:
                 bar.update(task, description=_short(result.candidate.source))
-            record(result, writer, report, vectors)
+            path = result.candidate.path
+            if check is not None and result.pending is not None and is_copy_format(path):
+                held.append((result, vectors))
+            else:
+                record(result, writer, report, vectors)
+                if check is not None and is_page(path):
+                    if result.pending is not None:
+                        check.add_pages(chunk.text for chunk in result.pending.chunks)
+                    elif result.unchanged and result.known:
+                        unchanged_pages.append(result.known[0])
             if bar:
                 bar.advance(task)
+        if check is not None and held:
+            check.add_pages(store.chunk_texts(writer.conn, unchanged_pages) if writer.conn is not None else [])
+            for result, vectors in held:
+                _record_unless_copy(result, vectors, check, writer, report)
         writer.flush()
         seen = {c.source for c in candidates}
         for source, (doc_id, *_rest) in sorted(known.items()):
@@ -204,6 +221,22 @@ def _run(candidates: list[Candidate], known: dict, writer: _Writer, report: Inge
                 writer.remove(doc_id)
                 report.removed += 1
                 report.changes.append(("remove", source))
+
+
+def _record_unless_copy(result: FileResult, vectors: Embedded | None, check: CopyCheck, writer: _Writer,
+                        report: IngestReport) -> None:
+    """A held PDF or text file: skipped (and its older version removed) when it repeats the pages (copies.py)."""
+    assert result.pending is not None
+    share = check.share(chunk.text for chunk in result.pending.chunks)
+    if share is None or share < COPY_SHARE:
+        record(result, writer, report, vectors)
+        return
+    report.skipped += 1
+    report.bulk_skips.append(Skipped(result.candidate.path, COPY_REASON.format(share=share), COPY_GROUP))
+    if result.known:
+        writer.remove(result.known[0])
+        report.removed += 1
+        report.changes.append(("remove", result.candidate.source))
 
 
 def record(result: FileResult, writer: _Writer, report: IngestReport, vectors: Embedded | None = None) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -258,6 +258,15 @@ def delete_chunks(conn: sqlite3.Connection, doc_id: int) -> None:
     if has_quote_vectors(conn):
         conn.execute("DELETE FROM quote_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
     conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+
+
+def chunk_texts(conn: sqlite3.Connection, doc_ids: list[int]) -> Iterator[str]:
+    """The chunk texts of `doc_ids`, in batches (SQLite bounds a statement's parameters)."""
+    for at in range(0, len(doc_ids), 500):
+        batch = doc_ids[at:at + 500]
+        marks = ",".join("?" * len(batch))
+        for (text,) in conn.execute(f"SELECT text FROM chunks WHERE doc_id IN ({marks})", batch):
+            yield text
 
 
 def delete_document(conn: sqlite3.Connection, doc_id: int) -> None:

@@ -103,3 +103,47 @@ def test_a_sphinx_builds_index_and_search_pages_are_skipped_but_not_elsewhere(tm
     site = write_files(tmp_path / "site", {"search.html": PAGE.format("Search")})   # no Sphinx build: a page
     kept = invoke("ingest", site, "--db", tmp_path / "site.db", "-c", "c")
     assert kept.exit_code == 0 and kept.stdout.startswith("1 added"), kept.output
+
+
+MANUAL = " ".join(f"Step {n}: the packaging helper writes file number {n} into debian/{n}.conf and checks "
+                  f"rule {n * 7} before it builds version {n}.{n + 1}." for n in range(1, 41))
+
+
+def test_a_pdf_or_text_copy_of_the_pages_is_skipped_by_content_and_read_alone(tmp_path):
+    """debmake-doc ships `html/` beside `debmake-doc.en.pdf` and `.txt.gz`: names that match no
+    page, so they were read, and took the pages' places (gold page first / top 5 / MRR 5 / 10 / 0.604,
+    8 / 12 / 0.819 with the pages alone). A PDF or text file whose 6-grams are mostly in the pages
+    ingested with it is skipped; an unrelated one, or a copy named alone, is read."""
+    import gzip
+    half = len(MANUAL) // 2
+    page = "<html><body><h1>Guide, part {0}</h1><p>{1}</p></body></html>"
+    docs = write_files(tmp_path / "doc", {
+        "html/index.html": page.format(1, MANUAL[:half]), "html/ch02.html": page.format(2, MANUAL[half:]),
+        "guide.en.pdf": text_pdf([[MANUAL[at:at + 90] for at in range(0, len(MANUAL), 90)]]),
+        "guide.en.txt.gz": gzip.compress(MANUAL.encode()),
+        "notes.txt": " ".join(f"Release {n} fixed the mirror list and {n * 3} typos." for n in range(60)),
+    })
+    result = invoke("ingest", docs, "--db", tmp_path / "i.db", "-c", "c")
+    assert result.exit_code == 3, result.output
+    lines = result.stderr.splitlines()
+    assert [line.split(": a copy")[0] for line in lines] == [
+        f"skipped {docs / 'guide.en.pdf'}", f"skipped {docs / 'guide.en.txt.gz'}"], result.output
+    assert all("of its text is in them; name the file alone to ingest it)" in line for line in lines)
+    assert result.stdout.startswith("3 added, 0 changed, 0 removed, 0 unchanged, 2 skipped"), result.output
+    alone = invoke("ingest", docs / "guide.en.pdf", "--db", tmp_path / "alone.db", "-c", "c")
+    assert alone.exit_code == 0 and alone.stdout.startswith("1 added"), alone.output
+
+
+def test_a_copy_read_again_leaves_the_index(tmp_path):
+    """Read again (changed, or by newer reading rules), a PDF found to repeat the pages is removed,
+    so the index does not keep the copy an older run wrote."""
+    docs = write_files(tmp_path / "doc", {"guide.pdf": text_pdf([[MANUAL[at:at + 90]
+                                                                   for at in range(0, len(MANUAL), 90)]])})
+    db = tmp_path / "i.db"
+    assert invoke("ingest", docs, "--db", db, "-c", "c").exit_code == 0
+    write_files(docs, {"html/index.html": f"<html><body><h1>Guide</h1><p>{MANUAL}</p></body></html>"})
+    again = invoke("ingest", docs, "--db", db, "-c", "c", "--force")
+    assert again.exit_code == 3, again.output
+    assert again.stdout.startswith("1 added, 0 changed, 1 removed, 0 unchanged, 1 skipped"), again.output
+    listed = invoke("search", "packaging helper writes file number", "--db", db, "-c", "c", "--json")
+    assert "guide.pdf" not in listed.stdout and "index.html" in listed.stdout

@@ -61,6 +61,8 @@ def dump(db: Path) -> dict[str, list[tuple]]:
         conn.close()
 
 
+MANUAL = " ".join(f"Step {n}: the packaging helper writes file number {n} into debian/{n}.conf and checks "
+                  f"rule {n * 7} before it builds version {n}.{n + 1}." for n in range(1, 41))
 SECTION = "Paragraph {n} of {name}: the server validates each call, logs it and answers within its deadline.\n\n"
 
 
@@ -77,6 +79,7 @@ def test_a_ray_ingest_writes_what_the_local_path_writes(tmp_path: Path) -> None:
     docs = write_files(tmp_path / "docs", {
         "a.md": page("alpha", 3), "b.md": page("beta", 1), "c/c.txt": "Plain text about TLS.\n" * 20,
         "gone.md": page("gone", 1), "touched.md": page("touched", 2), "notes.docx": b"PK\x03\x04",
+        "manual.md": f"# Manual\n\n{MANUAL}\n",
     })
     local_db, ray_db = tmp_path / "local.db", tmp_path / "ray.db"
     ingest([docs], local_db, "docs")
@@ -86,7 +89,10 @@ def test_a_ray_ingest_writes_what_the_local_path_writes(tmp_path: Path) -> None:
     touched = docs / "touched.md"
     os.utime(touched, ns=(time.time_ns(), touched.stat().st_mtime_ns + 10**9))
     (docs / "gone.md").unlink()
-    write_files(docs, {"new/d.md": page("delta", 6), "new/empty.md": ""})
+    write_files(docs, {"new/d.md": page("delta", 6), "new/empty.md": "",
+                       "new/manual.txt": MANUAL,       # a copy of the unchanged manual.md: skipped (copies.py)
+                       "new/moved.html": '<html><head><meta http-equiv="refresh" content="0; url=../a.html">'
+                                         '</head><body><p>Moved.</p></body></html>'})     # a redirect: skipped
 
     local = ingest([docs], local_db, "docs")
     result = docindex("ingest", docs, "--db", ray_db, "-c", "docs", "--ray", "local", "--ray-workers", "2")
@@ -94,8 +100,10 @@ def test_a_ray_ingest_writes_what_the_local_path_writes(tmp_path: Path) -> None:
     assert result.returncode == 3, result.stderr                 # notes.docx is skipped by both
     assert f"skipped {docs / 'notes.docx'}: unsupported file type '.docx'" in result.stderr
     assert "Traceback" not in result.stderr
-    assert result.stdout.startswith(f"2 added, 1 changed, 1 removed, 3 unchanged, 1 skipped; {local.chunks} chunks")
-    assert (local.added, local.changed, local.removed, local.unchanged) == (2, 1, 1, 3)
+    assert f"skipped {docs / 'new/manual.txt'}: a copy of the pages ingested with it" in result.stderr
+    assert f"skipped {docs / 'new/moved.html'}: a redirect to ../a.html" in result.stderr
+    assert result.stdout.startswith(f"2 added, 1 changed, 1 removed, 4 unchanged, 3 skipped; {local.chunks} chunks")
+    assert (local.added, local.changed, local.removed, local.unchanged, local.skipped) == (2, 1, 1, 4, 3)
     expected, got = dump(local_db), dump(ray_db)
     assert len(expected["vectors"]) >= 20 and len(expected["quote_vectors"]) >= 20   # the actors embed both
     for table in expected:
