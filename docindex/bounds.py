@@ -22,6 +22,7 @@ class UnreadableFile(Exception):
 
 
 REDIRECT_GROUP = "redirect page"    # html_reader finds them; reported like the discovery's bulk skips
+SOURCE_LISTING_GROUP = "source listing"
 COPY_GROUP = "copy of the pages"    # ingest finds them (copies.py): a PDF or text file repeating the HTML pages
 
 
