@@ -228,6 +228,10 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
             elif caption := _image_caption(child):
                 flush()             # what a picture shows, which no answer can: a label, as a block's title is
                 blocks.append(Block("para", f"**{caption}**"))
+            elif tag == "table" and "memname" in (child.attributes.get("class") or "").split():
+                flush()             # Doxygen's prototype, a cell per token: one line, as declared
+                declared = " ".join("".join(cell.text(deep=True) or "" for cell in child.css("td")).split())
+                blocks.append(Block("para", declared.replace("( ", "(").replace(" )", ")")))
             elif tag == "table" and (table := markdown_table(child)):
                 flush()
                 blocks.append(Block("para", table))
