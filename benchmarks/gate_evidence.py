@@ -22,7 +22,9 @@ Families (each with the cosine floor 0.29 first, as shipped):
   * union: best cosine + w × coverage of the first n passages together ≥ t
   * previous: some passage has cosine ≥ 0.29 and coverage ≥ v, or best cosine ≥ s
   * whole-document BM25 (normalised by the question's idf mass × (k1+1)) in place of coverage
-`--split test` scores only the rule in serve_app/settings.py's defaults.
+`--split test` scores only the rule in serve_app/settings.py's defaults (its evidence part: the
+noise-floor clause added at stop 41, `gate_noise_margin`, is scored by retrieval_oos.py and
+unseen_manuals.py, which search the floor as the MCP tools do).
 Writes benchmarks/results/gate_evidence[_test].{json,md}.
 """
 from __future__ import annotations

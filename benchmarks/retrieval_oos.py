@@ -53,24 +53,29 @@ def shipped_gate() -> dict[str, float | None]:
     from serve_app.settings import Settings
 
     fields = Settings.model_fields
-    return {name: fields[f"gate_{name}"].default for name in ("min_cosine", "coverage_weight", "min_evidence")}
+    return {name: fields[f"gate_{name}"].default
+            for name in ("min_cosine", "coverage_weight", "min_evidence", "noise_margin")}
 
 
-def gate_passes(passages: list[tuple[float, float]], **rule: float | None) -> bool:
-    """deployments.gate_rule.decide (the Gate's rule, Ray-free) over (cosine, coverage) pairs."""
+def gate_passes(passages: list[tuple[float, float, float]], **rule: float | None) -> bool:
+    """deployments.gate_rule.decide (the Gate's rule, Ray-free) over (cosine, coverage, noise floor) triples."""
     from deployments.gate_rule import decide
     from deployments.passage import Passage
 
-    return decide([Passage(source="", text="", cosine=c, coverage=v) for c, v in passages], **rule).passed
+    return decide([Passage(source="", text="", cosine=c, coverage=v, noise_floor=f) for c, v, f in passages],
+                  **rule).passed
 
 
 def run_ours(index, question: str, collection: str, ranking=None) -> dict:
+    from docindex.noise_floor import collection_floor
+
     started = time.perf_counter()
     hits = index.search(question, k=CHUNKS, collection=collection, ranking=ranking)
     elapsed = (time.perf_counter() - started) * 1e3
     model = hits[:metrics.CHUNKS_TO_MODEL]
+    floor = collection_floor(index, collection, ranking) if ranking is not None else None   # the Gate's passages
     return {"ms": elapsed, "chunk_ids": [h.chunk_id for h in hits], "sources": [h.source for h in hits],
-            "gate_passages": [(h.cosine, h.coverage) for h in model],
+            "gate_passages": [(h.cosine, h.coverage, floor) for h in model],
             "best_cosine": max((h.cosine for h in model), default=None),
             "best_coverage": max((h.coverage for h in model), default=None),
             "best_fusion": max((h.fusion for h in model), default=None)}
@@ -120,7 +125,8 @@ def gate_report(answerable: list[dict], off: list[dict]) -> dict:
         neg = [o[score_name] for o in off if o[score_name] is not None]
         report[score_name] = {"answerable": metrics.spread(pos), "off_topic": metrics.spread(neg),
                               "auc_answerable_vs_off_topic": round(metrics.auc(pos, neg), 4)}
-    rules = {"shipped": shipped, "cosine only": {"min_cosine": shipped["min_cosine"]}}
+    rules = {"shipped": shipped, "evidence alone (no noise floor; before stop 41)": {**shipped, "noise_margin": None},
+             "cosine only": {"min_cosine": shipped["min_cosine"]}}
     report["rules"] = {}
     for rule, kwargs in rules.items():
         refused = [o["id"] for o in answerable if not gate_passes(o["gate_passages"], **kwargs)]

@@ -18,6 +18,15 @@ cosine. Passages that carry no coverage (an older or foreign MCP server) are
 judged on the cosine floor alone. Figures and the sweep that chose the
 settings: benchmarks/results/gate_evidence.md.
 
+With `noise_margin` set, a question whose evidence falls short still passes
+when its best cosine clears its collection's noise floor (docindex/noise_floor.py:
+the best cosine everyday questions reach there, sent with each passage) by
+`noise_margin`. A question told as a user's situation, in words an API
+reference does not use, has little coverage but a cosine far above what
+everyday questions reach on that reference (SDL2: 0.40-0.55 against a floor
+of 0.31); on a manual where everyday questions reach 0.42-0.48 (PostgreSQL's,
+Python's) the floor is higher too. Passages without a floor: the rule above alone.
+
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
 """
@@ -44,14 +53,21 @@ def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | Non
 
 
 def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: float | None = None,
-           min_evidence: float | None = None) -> GateDecision:
+           min_evidence: float | None = None, noise_margin: float | None = None) -> GateDecision:
     """Pass when the best cosine reaches `min_cosine` and, with both `coverage_weight` and
-    `min_evidence` set, the evidence (module docstring) reaches `min_evidence`."""
+    `min_evidence` set, the evidence (module docstring) reaches `min_evidence` or, with
+    `noise_margin` set, the best cosine reaches the passages' noise floor + `noise_margin`."""
     if not passages:
         return GateDecision(passed=False, best_cosine=None)
     best = max(p.cosine for p in passages)
     passed = best >= min_cosine
     if passed and coverage_weight is not None and min_evidence is not None:
         score = evidence(passages, coverage_weight)
-        passed = score is None or score >= min_evidence
+        passed = score is None or score >= min_evidence or above_noise(passages, best, noise_margin)
     return GateDecision(passed=passed, best_cosine=best)
+
+
+def above_noise(passages: Sequence[Passage], best: float, noise_margin: float | None) -> bool:
+    """True when `best` reaches the passages' noise floor + `noise_margin` (False without either)."""
+    floors = [p.noise_floor for p in passages if p.noise_floor is not None]
+    return noise_margin is not None and bool(floors) and best >= max(floors) + noise_margin

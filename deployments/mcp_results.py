@@ -60,6 +60,7 @@ def _passage_from_dict(d: dict[str, Any]) -> Passage:
         collection=str(d.get("collection", "") or ""),
         coverage=float(d["coverage"]) if isinstance(d.get("coverage"), (int, float)) else None,
         url=d["url"] if isinstance(d.get("url"), str) and d["url"] else None,
+        noise_floor=float(d["noise_floor"]) if isinstance(d.get("noise_floor"), (int, float)) else None,
     )
 
 

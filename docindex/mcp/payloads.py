@@ -39,6 +39,7 @@ def passage_dict(hit: Hit) -> dict[str, Any]:
         "chunk_id": hit.chunk_id,
         "collection": hit.collection,
         "url": hit.url,     # the citation link (docindex/links.py), None without one
+        "noise_floor": hit.noise_floor,     # what everyday questions reach in its collection (noise_floor.py)
     }
 
 

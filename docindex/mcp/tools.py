@@ -20,6 +20,7 @@ import base64
 import logging
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from mcp_types import CallToolResult, TextContent
 from ..errors import DocindexError, EmptyQuery, InputError, StoreError
 from ..fetch_docs import FetchResult, write_collection_tree
 from ..index import Index
+from ..noise_floor import collection_floor
 from ..ranking import RANKINGS
 from ..summary import summarize
 from ..types import Hit
@@ -155,6 +157,7 @@ class IndexService:
             return
         try:
             index.search("warm up the embedder", 1, None)
+            collection_floor(index, self.scope(None))      # what a first question's Gate needs (noise_floor.py)
         except DocindexError as exc:
             log.warning("warm-up search failed: %s", exc)
 
@@ -173,6 +176,9 @@ def _hits(service: IndexService, query: str, k: int, collection: str | None,
         raise ArgumentViolation(str(exc), path="/query") from exc
     if not hits and scope is not None and index.is_empty(scope):
         return [], empty_index_result(scope)
+    if hits:                    # what the Gate weighs a cosine against (noise_floor.py)
+        floor = collection_floor(index, scope)
+        hits = [replace(hit, noise_floor=floor) for hit in hits]
     return hits, None
 
 
@@ -311,7 +317,8 @@ def build_tools(service: IndexService) -> list[Tool]:
             "(which page answers), 'passages' (default) the chunks an answer needs. One text item per passage, "
             "'[cos C  bm25 B  fusion F] <source>#<anchor>' then the text, plus structured passages "
             "(source, anchor, title, text, cosine, bm25, fusion, and why it ranked: score, fields_bm25, "
-            "doc_bm25, doc_score, coverage; chunk_id, collection).")),
+            "doc_bm25, doc_score, coverage; chunk_id, collection; noise_floor: the best cosine everyday "
+            "questions reach in the collection).")),
         schema_tool(query_knowledge_hub, QUERY_KNOWLEDGE_HUB_SCHEMA, name="query_knowledge_hub", description=(
             "Search the knowledge hub (MCP Knowledge Service arguments): up to top_k passages, "
             "structured as results [{doc_id, chunk_id, title, content, source, anchor, collection, score, "

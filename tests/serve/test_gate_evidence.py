@@ -55,9 +55,24 @@ def test_nothing_retrieved_is_refused():
     assert not decision.passed and decision.best_cosine is None
 
 
+def test_a_cosine_well_above_the_collections_noise_floor_passes_without_the_words():
+    """SDL2's reference: "My sprite sheet bitmap uses bright magenta as its background …" reaches
+    cosine 0.487 at coverage 0.244 (evidence 0.646) where everyday questions reach 0.311."""
+    def floored(cosine: float, coverage: float, floor: float | None) -> Passage:
+        return Passage(source="a.md", text="t", cosine=cosine, coverage=coverage, noise_floor=floor)
+    rule = {**RULE, "noise_margin": 0.155}
+    assert decide([floored(0.487, 0.244, 0.311)], **rule).passed
+    assert not decide([floored(0.487, 0.244, 0.311)], **RULE).passed              # the evidence rule alone
+    assert not decide([floored(0.45, 0.244, 0.311)], **rule).passed               # under floor + margin
+    assert not decide([floored(0.42, 0.313, 0.35)], **rule).passed                # "How far is the Moon …" (PG)
+    assert not decide([floored(0.487, 0.244, None)], **rule).passed               # no floor sent: evidence alone
+    assert not decide([floored(0.28, 0.0, 0.0)], **rule).passed                   # the cosine floor still holds
+
+
 def test_the_shipped_settings_are_the_rule_chosen_on_the_dev_halves():
     s = Settings(_env_file=None)
     assert (s.gate_min_cosine, s.gate_coverage_weight, s.gate_min_evidence) == (0.29, 0.65, 0.68)
+    assert s.gate_noise_margin == 0.155
 
 
 def test_the_deployment_module_decides_with_the_same_rule():

@@ -36,6 +36,14 @@ def test_crag_text_format_is_parsed() -> None:
     assert (p.source, p.text, p.cosine, p.bm25, p.fusion) == ("docs/a.md", "First line.\nSecond line.", 0.612, 3.1, 0.032)
 
 
+def test_a_structured_passage_keeps_its_coverage_and_its_collections_noise_floor() -> None:
+    from deployments.mcp_results import _passage_from_dict
+    sent = {"source": "a.md", "text": "t", "cosine": 0.5, "coverage": 0.25, "noise_floor": 0.31}
+    assert (_passage_from_dict(sent).coverage, _passage_from_dict(sent).noise_floor) == (0.25, 0.31)
+    older = _passage_from_dict({"source": "a.md", "text": "t", "cosine": 0.5})     # a server without them
+    assert (older.coverage, older.noise_floor) == (None, None)
+
+
 @on_session_loop
 async def test_structured_passages_are_ranked_with_scores(stub_pool: McpPool) -> None:
     passages = await search(stub_pool, QUESTION, 2, None)

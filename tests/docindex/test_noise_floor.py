@@ -1,0 +1,34 @@
+"""A collection's noise floor: the best cosine everyday questions reach there (docindex/noise_floor.py),
+searched once per index version and collection, sent by the MCP search tools for the Gate."""
+from __future__ import annotations
+
+from docindex.index import Index
+from docindex.ingest import ingest
+from docindex.noise_floor import PROBE_K, PROBES, collection_floor, noise_floor
+
+from .conftest import write_files
+
+
+def test_the_floor_is_the_highest_best_cosine_of_the_probes():
+    cosines = {probe: n / 100 for n, probe in enumerate(PROBES)}
+    assert noise_floor(cosines.get) == (len(PROBES) - 1) / 100
+    assert noise_floor(lambda probe: None) == 0.0          # nothing found anywhere
+    assert len(PROBES) == len(set(PROBES)) >= 40 and PROBE_K == 4
+
+
+def test_the_floor_is_searched_once_per_index_version_and_collection(tmp_path, fake_embedder, monkeypatch):
+    docs = write_files(tmp_path / "docs", {"a.md": "# Backups\n\nRun pg_dump nightly and keep seven copies.\n",
+                                           "b.md": "# Cooking\n\nBake bread at 220 degrees for forty minutes.\n"})
+    db = tmp_path / "i.db"
+    ingest([docs], db, "c", embedder=fake_embedder)
+    with Index(db, embedder=fake_embedder) as index:
+        searched: list[str] = []
+        search = index.search
+        monkeypatch.setattr(index, "search", lambda q, *a, **kw: searched.append(q) or search(q, *a, **kw))
+        first = collection_floor(index, "c")
+        assert len(searched) == len(PROBES) and -1.0 <= first <= 1.0
+        assert collection_floor(index, "c") == first and len(searched) == len(PROBES)     # cached
+        write_files(docs, {"c.md": "# Travel\n\nThe flight from London to Tokyo takes fourteen hours.\n"})
+        ingest([docs], db, "c", embedder=fake_embedder)                                    # a new index version
+        collection_floor(index, "c")
+        assert len(searched) == 2 * len(PROBES)
