@@ -192,7 +192,8 @@ def _run(candidates: list[Candidate], known: dict, writer: _Writer, report: Inge
                  None) for c in candidates)
         else:                   # e.g. `--ray`: read, chunked and embedded elsewhere, in candidate order
             results = prepare(candidates, known, force=force, max_bytes=max_bytes)
-        check = CopyCheck() if any(is_page(c.path) for c in candidates) else None
+        check = (CopyCheck() if any(is_copy_format(c.path) for c in candidates)     # shingling pages costs
+                 and any(is_page(c.path) for c in candidates) else None)            # time: only with both
         held: list[tuple[FileResult, Embedded | None]] = []     # PDFs and text files, until the pages are read
         unchanged_pages: list[int] = []
         for result, vectors in results:
