@@ -125,6 +125,23 @@ def test_doxygen_chrome_anchors_line_numbers_and_fragments(tmp_path):
         '```\nconst char *e = SDL_GetError();\nSDL_Log("%s", e);\n```', "```\nx = 1\n```"]
 
 
+def test_api_references_boilerplate_is_not_text(tmp_path):
+    """Javadoc's inherited-member lists and rustdoc's source links, blanket and auto-trait
+    implementations and "Read more" links were the same chunks on every page of a reference."""
+    html = ('<html><body><h1>Class Copy</h1><p>Copies a file or resource collection to a new file.</p>'
+            '<div class="inherited-list"><h3>Methods inherited from class java.lang.Object</h3>'
+            '<code>equals, getClass, hashCode</code></div>'
+            '<section class="impl"><span class="rightside"><a class="srclink" href="s.html">source</a></span>'
+            '<h3 class="code-header">impl Clone for VecDeque</h3></section>'
+            '<p>Returns a copy of the value. <a href="c.html">Read more</a></p>'
+            '<h2 id="blanket-implementations">Blanket Implementations</h2><div id="blanket-implementations-list">'
+            '<h3>impl&lt;T&gt; Any for T</h3><p>Gets the TypeId of self.</p></div>'
+            '<h2 id="synthetic-implementations">Auto Trait Implementations</h2>'
+            '<div id="synthetic-implementations-list"><h3>impl Send for VecDeque</h3></div></body></html>')
+    assert page_texts(tmp_path, html) == ["Class Copy", "Copies a file or resource collection to a new file.",
+                                          "impl Clone for VecDeque", "Returns a copy of the value."]
+
+
 def test_a_page_that_is_one_numbered_source_file_is_not_a_document(tmp_path):
     """Doxygen's source browser (`*_source.html`: 83 of SDL2's 469 pages, each header again with its
     license) is skipped like Sphinx's _modules/; a page with a long example and prose is read."""
