@@ -70,6 +70,8 @@ _PAGINATION = re.compile(r"^[\s«»‹›←→|·]*(?:(?:previous|prev|next|up|
 _PAGINATION_BLOCKS = {"div", "p", "span", "ul", "ol", "li"}
 _SKIP_LINK = re.compile(r"\s*(?:skip|jump) to (?:the )?(?:main )?(?:content|navigation|nav|menu|search|article)\s*$",
                         re.IGNORECASE)
+_NODE_LINKS = 'a[rel="next"], a[rel="prev"], a[rel="up"]'       # not Javadoc's div.header: the page's h1
+_NODE_NAV = re.compile(r"\s*(?:Next|Previous|Prev|Up):\s")      # the page's foot: the same links without rel
 _READ_MORE = re.compile(r"\s*read more\s*(?:…|\.\.\.|»|›|→)?\s*$", re.IGNORECASE)     # rustdoc's, blogs
 
 
@@ -184,6 +186,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         for link in tree.css("a"):
             if _READ_MORE.match(link.text(deep=True) or ""):    # "Returns a copy of the value. Read more"
                 link.decompose()
+        for header in tree.css("div.header, div.nav-panel"):    # texinfo's "Next: …, Previous: … [Contents][Index]"
+            if header.css_first(_NODE_LINKS) is not None or _NODE_NAV.match(header.text(deep=True) or ""):
+                header.decompose()
         for node in _pagination(tree):                          # "« Previous Next »" (Read the Docs' version bar)
             node.decompose()
     title_node = tree.css_first("title")

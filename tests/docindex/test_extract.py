@@ -125,6 +125,22 @@ def test_doxygen_chrome_anchors_line_numbers_and_fragments(tmp_path):
         '```\nconst char *e = SDL_GetError();\nSDL_Log("%s", e);\n```', "```\nx = 1\n```"]
 
 
+def test_texinfo_node_navigation_is_not_text_but_a_javadoc_header_is(tmp_path):
+    """texinfo 6.8's div.header ("Next: Packages, Previous: GUI Development [Contents][Index]", in 415 of
+    Octave's chunks) is navigation; Javadoc's div.header holds the page's title."""
+    nav = ('<div class="header"><p>Next: <a href="Packages.html" accesskey="n" rel="next">Packages</a>, '
+           'Previous: <a href="GUI.html" rel="prev">GUI Development</a> &nbsp; [<a href="index.html" '
+           'rel="contents">Contents</a>][<a href="Concept-Index.html" rel="index">Index</a>]</p></div>')
+    foot = ('<div class="header"><p>Next: <a href="Packages.html">Packages</a>, Up: <a href="Top.html">Top</a> '
+            '[<a href="index.html">Contents</a>]</p></div>')
+    html = (f'<html><body>{nav}<h2>36 System Utilities</h2><p>This chapter describes the functions.</p>{foot}'
+            '</body></html>')
+    assert page_texts(tmp_path, html) == ["36 System Utilities", "This chapter describes the functions."]
+    javadoc = ('<html><body><div class="header"><h1 class="title">Class Copy</h1></div>'
+               '<p>Copies a file.</p></body></html>')
+    assert page_texts(tmp_path, javadoc) == ["Class Copy", "Copies a file."]
+
+
 def test_api_references_boilerplate_is_not_text(tmp_path):
     """Javadoc's inherited-member lists and rustdoc's source links, blanket and auto-trait
     implementations and "Read more" links were the same chunks on every page of a reference."""
