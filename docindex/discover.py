@@ -125,13 +125,14 @@ def text_source(name: str, names: set[str]) -> str | None:
 
 def pdf_copy_of(name: str, names: set[str]) -> list[str]:
     """What a PDF may be a copy of: the page or folder names beside it of its HTML build
-    (`octave.html/` or `octave.html` for `octave.pdf`; `manual_html/`, `manual-html/`, `manual/`),
-    in order; the caller checks which exist and what they are."""
+    (`octave.html/` or `octave.html` for `octave.pdf`; `manual_html/`, `manual-html/`), in order;
+    the caller checks which exist and what they are. A plain `manual/` beside `manual.pdf` is left
+    to the content check (copies.py): by name alone it may be anything."""
     lowered = name.lower()
     for suffix in (".pdf", ".pdf" + COMPRESSED):
         if lowered.endswith(suffix):
             stem = name[:-len(suffix)]
-            return [other for other in (stem + ".html", stem + ".htm", stem + "_html", stem + "-html", stem)
+            return [other for other in (stem + ".html", stem + ".htm", stem + "_html", stem + "-html")
                     if other in names]
     return []
 
