@@ -76,11 +76,11 @@ def main() -> None:
     pages = Index(args.db, ranking=replace(RANKINGS[SEARCH_RANKING], distinct=not args.no_distinct))
     passages = Index(args.db, ranking=replace(RANKINGS["passages"], distinct=not args.no_distinct))
     engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
+    floor = collection_floor(passages, args.collection)   # as the MCP tools send it with each passage
     out = []
     for q in rows:
         sources = [page_name(h.source) for h in pages.search(q["q"], k=10, collection=args.collection)]
         hits = passages.search(q["q"], 4, args.collection)
-        floor = collection_floor(passages, args.collection)       # as the MCP tools send it
         given = list(build_prompt(q["q"], [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
                                                    coverage=h.coverage, noise_floor=floor) for h in hits],
                                   PromptLimits(4, 900)).passages)

@@ -103,13 +103,16 @@ def _grouped(members: list[Skipped]) -> str:
     if first.group == TEXT_SOURCE_GROUP:
         return (f"{len(members)} .txt files under {under}: each the text source of the HTML page of the same "
                 f"name beside it (the pages are ingested; name a file to ingest it), e.g. {first.path}")
-    if first.group == COPY_GROUP:
-        return (f"{len(members)} files under {under}: each a PDF or text file whose text is mostly in the "
-                f"pages ingested with it (name a file alone to ingest it), e.g. {first.path}: {first.reason}")
-    if first.group == REDIRECT_GROUP:
-        return (f"{len(members)} files under {under}: each a redirect page (a refresh to another page, no text "
-                f"of its own), e.g. {first.path}: {first.reason}")
+    if first.group in _EACH:    # each member's reason names its own target or share: the first one's as an example
+        return f"{len(members)} files under {under}: each {_EACH[first.group]}, e.g. {first.path}: {first.reason}"
     return f"{len(members)} files under {under}: {first.reason}, e.g. {first.path}"
+
+
+_EACH = {
+    COPY_GROUP: "a PDF or text file whose text is mostly in the pages ingested with it "
+                "(name a file alone to ingest it)",
+    REDIRECT_GROUP: "a redirect page (a refresh to another page, no text of its own)",
+}
 
 
 def text_source(name: str, names: set[str]) -> str | None:
@@ -209,7 +212,7 @@ class _Walk:
                 continue
             present = set(names)
             sphinx = any(marker in present for marker in SPHINX_BUILD_MARKERS)
-            subfolders = [sub for name in names if not self.text_source(current / name, present)
+            subfolders = [sub for name in names if not self.source_or_copy(current / name, present)
                           and not (sphinx and self.sphinx_generated(current / name))
                           and (sub := self.entry(current / name)) is not None]
             stack.extend(reversed([sub for sub in subfolders if not self.sphinx_copy(sub)]))
@@ -230,7 +233,7 @@ class _Walk:
         self.skip(path, SPHINX_GENERATED_REASON)
         return True
 
-    def text_source(self, path: Path, names: set[str]) -> bool:
+    def source_or_copy(self, path: Path, names: set[str]) -> bool:
         """True (and reported) for a `.txt` file beside the HTML page built from it, or a PDF beside
         the HTML build of the same name (module docstring)."""
         page = text_source(path.name, names)

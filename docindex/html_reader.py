@@ -136,6 +136,10 @@ def _pagination(tree: Any) -> list[Any]:
     return [node for node in found if not _inside(node, ids)]      # the outermost ones
 
 
+def _classes(node: Any) -> set[str]:
+    return set((node.attributes.get("class") or "").split()) if node is not None else set()
+
+
 def _inside(node: Any, ids: set[int]) -> bool:
     parent = node.parent
     while parent is not None:
@@ -224,7 +228,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 flush()
                 heading = inline_text(child)
                 blocks.append(Block("heading", heading, _HEADINGS[tag]))
-            elif tag == "pre" or tag == "div" and "fragment" in (child.attributes.get("class") or "").split():
+            elif tag == "pre" or tag == "div" and "fragment" in _classes(child):
                 flush()             # a Doxygen fragment is code too, a div.line per line (read as paragraphs before)
                 lines = child.css("div.line") if tag == "div" else []
                 code = ("\n".join(line.text(deep=True) or "" for line in lines) if lines
@@ -233,7 +237,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                     blocks.append(Block("code", f"```\n{code}\n```"))
             elif tag == "br":
                 buffer.append("\n")
-            elif tag == "p" and (_LABEL_CLASSES & set((child.attributes.get("class") or "").split())
+            elif tag == "p" and (_LABEL_CLASSES & _classes(child)
                                  or _bold_only(child)):
                 flush()             # a DocBook block's title: "TIP Listing a package contents …" (a sidebar's),
                 #                     a Sphinx rubric, a paragraph that is one bold run (a pseudo-heading)
@@ -243,7 +247,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
             elif caption := _image_caption(child):
                 flush()             # what a picture shows, which no answer can: a label, as a block's title is
                 blocks.append(Block("para", f"**{caption}**"))
-            elif tag == "table" and "memname" in (child.attributes.get("class") or "").split():
+            elif tag == "table" and "memname" in _classes(child):
                 flush()             # Doxygen's prototype, a cell per token: one line, as declared
                 declared = " ".join("".join(cell.text(deep=True) or "" for cell in child.css("td")).split())
                 blocks.append(Block("para", declared.replace("( ", "(").replace(" )", ")")))
@@ -337,11 +341,8 @@ def _image_caption(node: Any) -> str:
     ("Before applying the command", "The layer after it has been rotated 30° clockwise"): read as
     paragraphs they were quoted as an answer's sentences, and taken for the term the paragraph
     after them defines ("Original image, “Red Eye Removal” applied: The aim of this filter …")."""
-    if node.tag != "figcaption" and not (
-            node.tag == "div" and "caption" in (node.attributes.get("class") or "").split()
-            and node.parent is not None and "mediaobject" in (node.parent.attributes.get("class") or "").split()):
-        return ""
-    if node.css_first("pre, table, ul, ol, dl") is not None:
+    docbook = node.tag == "div" and "caption" in _classes(node) and "mediaobject" in _classes(node.parent)
+    if node.tag != "figcaption" and not docbook or node.css_first("pre, table, ul, ol, dl") is not None:
         return ""
     text = inline_text(node)
     return text if 0 < len(text.split()) <= CAPTION_MAX_WORDS else ""

@@ -55,7 +55,7 @@ class IngestReport:
     chunks: int = 0                 # chunks written (or that would be, in a dry run)
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)    # "PATH: reason" per skip; a bulk kind in one line (skip_lines)
-    bulk_skips: list[Skipped] = field(default_factory=list)    # the reading's skips of a bulk kind, until reported
+    skips: list[Skipped] = field(default_factory=list)     # the discovery's and the reading's, until reported
     changes: list[tuple[str, str]] = field(default_factory=list)   # ("add" | "change" | "remove", source)
     dry_run: bool = False
     index_version: int | None = None
@@ -103,7 +103,7 @@ def ingest(
     report = IngestReport(dry_run=dry_run)
     candidates, skipped = discover([Path(p) for p in paths], follow_external_links=follow_external_links)
     report.skipped += len(skipped)
-    report.errors.extend(skip_lines(skipped))
+    report.skips.extend(skipped)
 
     if dry_run:
         conn = None
@@ -150,7 +150,7 @@ def ingest(
     finally:
         if conn is not None:
             conn.close()
-    report.errors.extend(skip_lines(report.bulk_skips))
+    report.errors.extend(skip_lines(report.skips))     # a bulk kind in one line, wherever it was found
     report.errors.sort()        # by path: the discovery's skips and the reading's together
     report.seconds = time.perf_counter() - started
     return report
@@ -233,7 +233,7 @@ def _record_unless_copy(result: FileResult, vectors: Embedded | None, check: Cop
         record(result, writer, report, vectors)
         return
     report.skipped += 1
-    report.bulk_skips.append(Skipped(result.candidate.path, COPY_REASON.format(share=share), COPY_GROUP))
+    report.skips.append(Skipped(result.candidate.path, COPY_REASON.format(share=share), COPY_GROUP))
     if result.known:
         writer.remove(result.known[0])
         report.removed += 1
@@ -245,11 +245,7 @@ def record(result: FileResult, writer: _Writer, report: IngestReport, vectors: E
     candidate, known = result.candidate, result.known
     if result.error is not None:
         report.skipped += 1
-        if result.group:        # one line for many (skip_lines), as the discovery's bulk skips
-            reason = result.error.removeprefix(f"{candidate.path}: ")
-            report.bulk_skips.append(Skipped(candidate.path, reason, result.group))
-        else:
-            report.errors.append(result.error)
+        report.skips.append(Skipped(candidate.path, result.error.removeprefix(f"{candidate.path}: "), result.group))
         return
     if result.unchanged:
         report.unchanged += 1

@@ -162,9 +162,10 @@ class IndexService:
             log.warning("warm-up search failed: %s", exc)
 
 
-def _hits(service: IndexService, query: str, k: int, collection: str | None,
-          rank: str | None = None) -> tuple[list[Hit], CallToolResult | None]:
-    """The hits (ranked as `rank` names, else as the index does: passages), or the empty-index answer instead."""
+def _hits(service: IndexService, query: str, k: int, collection: str | None, rank: str | None = None,
+          *, with_floor: bool = False) -> tuple[list[Hit], CallToolResult | None]:
+    """The hits (ranked as `rank` names, else as the index does: passages), or the empty-index answer instead;
+    `with_floor`: each carries its collection's noise floor (noise_floor.py), what the Gate weighs a cosine against."""
     scope = service.scope(collection)
     index = service.fresh()
     if index.is_empty():
@@ -176,7 +177,7 @@ def _hits(service: IndexService, query: str, k: int, collection: str | None,
         raise ArgumentViolation(str(exc), path="/query") from exc
     if not hits and scope is not None and index.is_empty(scope):
         return [], empty_index_result(scope)
-    if hits:                    # what the Gate weighs a cosine against (noise_floor.py)
+    if hits and with_floor:
         floor = collection_floor(index, scope)
         hits = [replace(hit, noise_floor=floor) for hit in hits]
     return hits, None
@@ -184,7 +185,7 @@ def _hits(service: IndexService, query: str, k: int, collection: str | None,
 
 def _search(service: IndexService, query: str, k: int, collection: str | None, *, with_anchor: bool,
             rank: str | None = None) -> CallToolResult:
-    hits, empty = _hits(service, query, k, collection, rank)
+    hits, empty = _hits(service, query, k, collection, rank, with_floor=True)
     return empty or passages_result(hits, with_anchor=with_anchor)
 
 
