@@ -9,8 +9,8 @@ lexical coverage, so 5 of 16 were refused (stop 41). The floor is the best cosin
 everyday questions written for this and in no eval set, reach among a collection's first
 PROBE_K passages; the Gate may pass a question whose best cosine clears it by a margin.
 
-Searched once per index version and collection (~40 searches: 0.2-0.5 s on 20k chunks), kept by
-the Index; only asked for where a Gate needs it (the MCP search tools), never by `docindex search`.
+Searched once per index version and collection (~40 searches: 0.2-0.5 s on 20k chunks), kept per
+open Index; only asked for where a Gate needs it (the MCP tools crag_search and search), never by `docindex search`.
 """
 from __future__ import annotations
 
