@@ -21,6 +21,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/debmake-doc --db /tmp/debmake.db --collection debmake   # HTML, PDF, .txt.gz, 6 languages
     docindex ingest /usr/share/doc/wireshark --db /tmp/wireshark.db --collection wireshark   # apt-get install wireshark-doc: both guides
     docindex ingest /usr/share/gimp/2.0/help/en --db /tmp/gimp.db --collection gimp   # apt-get install gimp-help-en
+    # stop 42: apt-get install apache2-doc libvirt-doc icinga2-doc exim4-doc-html
+    docindex ingest /usr/share/doc/apache2-doc/manual --db /tmp/apache.db --collection apache   # 10 languages, symlinks
+    docindex ingest /usr/share/doc/libvirt-doc/html --db /tmp/libvirt.db --collection libvirt
+    docindex ingest /usr/share/doc/icinga2/markdown --db /tmp/icinga.db --collection icinga      # 24 .md.gz chapters
+    docindex ingest /usr/share/doc/exim4-doc-html/spec_html --db /tmp/exim.db --collection exim
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
