@@ -6,6 +6,7 @@
     extract.py     files → blocks (headings, paragraphs, code): the readers by suffix, plain text
     markdown_reader.py  Markdown: fences, blockquotes, raw HTML blocks, comments and link definitions
     html_reader.py  HTML: page chrome dropped, data tables as Markdown tables; pdf.py: PDF
+    page_kinds.py  HTML pages that are no document: redirects, numbered source listings
     chunking.py    blocks → chunks: heading paths, token-sized pieces with overlap
     slugs.py       GitHub's heading anchors (chunk anchors, citation links)
     embedder.py    the Embedder interface and MiniLM on ONNX Runtime (quantize.py: cached int8 copy)

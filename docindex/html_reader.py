@@ -26,6 +26,8 @@ from typing import Any
 
 from .blocks import Block, Extracted
 from .bounds import REDIRECT_GROUP, SOURCE_LISTING_GROUP, NotADocument
+from .page_kinds import REDIRECT_MAX_CHARS, numbered_lines, redirect_target, source_listing
+from .page_kinds import visible as _visible
 
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _LABEL_CLASSES = {"title", "rubric"}
@@ -72,6 +74,10 @@ _SKIP_LINK = re.compile(r"\s*(?:skip|jump) to (?:the )?(?:main )?(?:content|navi
                         re.IGNORECASE)
 _NODE_LINKS = 'a[rel="next"], a[rel="prev"], a[rel="up"]'       # not Javadoc's div.header: the page's h1
 _NODE_NAV = re.compile(r"\s*(?:Next|Previous|Prev|Up):\s")      # the page's foot: the same links without rel
+# A link to the previous or next page by its markup, its text "previous" or "next" and that page's title:
+# the PyData and Book themes' prev-next area (in all 4,127 of pandas' pages), Furo's, a rel="next" link.
+_PAGE_LINKS = ('a[rel="prev"], a[rel="next"], a.left-prev, a.right-next, a.prev-page, a.next-page, '
+               'a[title="previous page"], a[title="next page"]')
 _READ_MORE = re.compile(r"\s*read more\s*(?:…|\.\.\.|»|›|→)?\s*$", re.IGNORECASE)     # rustdoc's, blogs
 
 
@@ -149,10 +155,6 @@ def _inside(node: Any, ids: set[int]) -> bool:
     return False
 
 
-def _visible(text: str | None) -> int:
-    return sum(not c.isspace() for c in text or "")
-
-
 def parse_html(text: str) -> Extracted:
     """Headings, paragraphs and code of an HTML page, without its chrome (`_CHROME`), its
     link-dense navigation and its skip links. A page with no text outside them (a chunked
@@ -172,12 +174,17 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(text)
+    numbered = numbered_lines(tree) if drop_chrome else 0     # counted before the numbers go
     for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#", "[source]": not text
         permalink.decompose()
     for category in tree.css("dt span.category, dt span.category-def"):
         if not any(ch.isalnum() for ch in category.text(deep=True) or ""):
             category.decompose()                # texinfo's empty deffn category: ": x = csvread (filename)"
     _join_field_terms(tree)
+    for classifier in tree.css("dt span.classifier"):      # numpydoc's "skipna : bool": it read "skipnabool"
+        before = classifier.prev
+        if before is not None and not (before.text(deep=True) or "").rstrip().endswith(":"):
+            classifier.insert_before(" : ")
     if drop_chrome:
         for chrome in tree.css(_CHROME):
             if chrome.parent is not None:       # not inside chrome already removed
@@ -195,6 +202,8 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 header.decompose()
         for node in _pagination(tree):                          # "« Previous Next »" (Read the Docs' version bar)
             node.decompose()
+        for link in tree.css(_PAGE_LINKS):                      # "previous Table Visualization next Windowing …"
+            link.decompose()
     title_node = tree.css_first("title")
     blocks: list[Block] = []
     buffer: list[str] = []
@@ -265,46 +274,16 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     if root is not None:
         walk(root)
     flush()
-    target = _redirect_target(tree) if drop_chrome else None
+    target = redirect_target(tree) if drop_chrome else None
     if target and sum(_visible(block.text) for block in blocks) <= REDIRECT_MAX_CHARS:
         raise NotADocument(f"a redirect to {target[:200]} (no text of its own)", REDIRECT_GROUP)
-    if drop_chrome and _source_listing(blocks):
+    if drop_chrome and source_listing(blocks, numbered):
         raise NotADocument("a source file listed line by line (Doxygen's source browser), not a page",
                            SOURCE_LISTING_GROUP)
     title = " ".join(title_node.text().split()) if title_node is not None else ""
     if not title:
         title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
     return Extracted(title or None, blocks)
-
-
-SOURCE_LISTING_SHARE = 0.9
-REDIRECT_MAX_CHARS = 200    # "The node you are looking for is at XREFcsvread.", "Redirecting… Click here if …"
-_REFRESH_URL = re.compile(     # "0; url=page.html", "0;index.html" (the "url=" is optional)
-    r"^\s*\d*(?:\.\d*)?\s*[;,]\s*(?:url\s*=\s*)?['\"]?\s*([^'\"\s][^'\"]*)", re.IGNORECASE)
-
-
-def _source_listing(blocks: list[Block]) -> bool:
-    """A page that is one source file, numbered line by line: Doxygen's `*_source.html` (83 of
-    SDL2's 469 pages: each header again, its license in 81 of them), the code its documented
-    pages already say. True when code is SOURCE_LISTING_SHARE of its text and over 40 lines."""
-    code = [block.text for block in blocks if block.kind == "code"]
-    lines = sum(text.count("\n") - 1 for text in code)
-    visible = sum(_visible(block.text) for block in blocks)
-    return lines > 40 and sum(_visible(text) for text in code) >= SOURCE_LISTING_SHARE * max(visible, 1)
-
-
-def _redirect_target(tree: Any) -> str | None:
-    """Where a `<meta http-equiv="refresh" content="0; url=…">` sends the reader, or None. With
-    (almost) no text of its own such a page is a redirect, not a document: GNU Octave's texinfo
-    manual is 568 pages and 2,324 of them ("XREFcsvread.html": "The node you are looking for is
-    at XREFcsvread."), which were a quarter of its chunks and came up among the pages found first;
-    Sphinx, MkDocs, Jekyll and Hugo redirects are the same shape."""
-    for meta in tree.css("meta[http-equiv]"):
-        if (meta.attributes.get("http-equiv") or "").strip().lower() == "refresh":
-            found = _REFRESH_URL.match(meta.attributes.get("content") or "")
-            if found:
-                return found.group(1).strip()
-    return None
 
 
 _CELL_BLOCKS = "div, pre, ul, ol, dl, table, blockquote, h1, h2, h3, h4, h5, h6"

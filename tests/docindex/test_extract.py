@@ -171,6 +171,14 @@ def test_a_page_that_is_one_numbered_source_file_is_not_a_document(tmp_path):
     assert len(page_texts(tmp_path, listing.replace("<p>SDL_error.h</p>", prose))) == 2
 
 
+def test_a_manual_written_as_preformatted_text_is_a_document(tmp_path):
+    """HAProxy's manual is plain text in `<pre>` blocks (configuration.html, 2.6 MB, all code by tag):
+    no line of it is numbered, so it is read, not skipped as a source listing."""
+    text = "".join(f"  option http-keep-alive {n}\n    Enable or disable HTTP keep-alive.\n" for n in range(40))
+    pages = page_texts(tmp_path, f'<html><body><pre class="text">{text}</pre></body></html>')
+    assert pages and "Enable or disable HTTP keep-alive." in pages[0]
+
+
 @pytest.mark.parametrize("chrome", [
     '<div class="related" role="navigation"><a>previous</a> | <a>next</a></div>',       # Sphinx
     '<div class="sphinxsidebar" role="navigation"><h3>This Page</h3><p>Show Source</p></div>',
@@ -184,6 +192,10 @@ def test_a_page_that_is_one_numbered_source_file_is_not_a_document(tmp_path):
     # MkDocs' search and keyboard-shortcut modals ("Documentation search", "Next page n")
     '<div class="modal" role="dialog"><h3>Documentation search</h3><p>Next page</p><p>n</p></div>',
     '<dialog><p>Press / to search</p></dialog>',
+    # the PyData theme's prev-next area (pandas), Furo's page links: "previous Table Visualization next …"
+    '<div class="prev-next-area"><a class="left-prev" href="style.html" title="previous page"><p>previous</p>'
+    '<p>Table Visualization</p></a><a class="right-next" href="w.html" title="next page"><p>next</p><p>Windowing</p></a></div>',
+    '<a class="next-page" href="n.html"><div class="context"><span>Next</span></div><div class="title">Usage</div></a>',
 ])
 def test_html_page_chrome_is_not_text(tmp_path, chrome):
     path = tmp_path / "page.html"
@@ -203,6 +215,17 @@ def test_a_page_that_is_all_chrome_keeps_its_headings_only(tmp_path):
     pages it lists do not: read whole, chrome and all, it was one more page matching every question."""
     html = "<html><body><h1>Site map</h1><nav><ul><li>Install guide</li><li>Upgrade guide</li></ul></nav></body></html>"
     assert page_texts(tmp_path, html, "sitemap.html") == ["Site map"]
+
+
+def test_a_numpydoc_parameter_and_its_type_are_two_words(tmp_path):
+    """numpydoc's `<dt><strong>skipna</strong><span class="classifier">bool, default True</span>` read
+    "skipnabool, default True" (pandas' references); CMake's field lists "Default/etc /usr" the same way."""
+    html = ('<html><body><dl><dt><strong>skipna</strong><span class="classifier">bool, default True</span></dt>'
+            '<dd><p>Exclude NA values.</p></dd><dt>Default<span class="classifier">OFF</span></dt><dd><p>x</p></dd>'
+            '<dt>axis<span class="classifier-delimiter">:</span><span class="classifier">int</span></dt></dl></body></html>')
+    texts = page_texts(tmp_path, html)
+    assert any(t.startswith("skipna : bool, default True") for t in texts), texts
+    assert any(t.startswith("Default : OFF") for t in texts) and any(t.startswith("axis:int") for t in texts), texts
 
 
 def test_headings_labels_and_cells_join_inline_elements_as_written(tmp_path):
