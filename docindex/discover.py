@@ -5,6 +5,8 @@
   read. `follow_external_links=True` (`--follow-external-links`) lifts that.
   A link to a folder inside the roots is not followed (its files are ingested
   under their own path); one outside is walked only with that flag, once.
+  A file is read once, however many names reach it: a link to a file that is
+  ingested under its own path is skipped (`drop_aliases`).
 - Only regular files are read: FIFOs, devices and sockets are skipped (a FIFO
   would block the run forever, `/dev/zero` never ends).
 - Hidden files and folders (a leading ".") are left out silently; every other
@@ -66,6 +68,7 @@ TEXT_SOURCE = "the text source of {page} beside it (the page is ingested; name t
 PDF_COPY = "the PDF of the HTML {build} beside it (the pages are ingested; name the file to ingest it)"
 PAGE_SUFFIXES = (".html", ".htm")
 TEXT_SOURCE_GROUP = "text source"
+ALIAS_GROUP = "link to a file read under another name"
 GROUPED_FROM = 4
 """Skips of one kind (`Skipped.group`) reported in one line from this many files on."""
 
@@ -109,6 +112,7 @@ def _grouped(members: list[Skipped]) -> str:
 
 
 _EACH = {
+    ALIAS_GROUP: "a link to a file that is read under another name",
     COPY_GROUP: "a PDF or text file whose text is mostly in the pages ingested with it "
                 "(name a file alone to ingest it)",
     REDIRECT_GROUP: "a redirect page (a refresh to another page, no text of its own)",
@@ -178,6 +182,7 @@ def discover(paths: list[Path], *, follow_external_links: bool = False) -> tuple
             walk.folder(root)
         else:   # named explicitly: the user chose it, links included
             walk.file(root, root, mode)
+    walk.drop_aliases()
     skipped = sorted(walk.skipped, key=lambda s: str(s.path))
     if not walk.found:
         where = ", ".join(map(str, paths))
@@ -290,6 +295,20 @@ class _Walk:
                       f"type {type_name(path)}")
         else:
             self.found.setdefault(path, Candidate(path, path.relative_to(self.base).as_posix(), read_path))
+
+    def drop_aliases(self) -> None:
+        """A file reached by more than one name is read once: a link to a file ingested under its own
+        path (Apache's manual: 1,857 links in its translations to the English pages; Exim's `ch14.html`
+        to `ch-main_configuration.html`) is skipped, and of two links to one file outside the paths
+        the first by name is read. Each copy had been one more document saying the same thing."""
+        owner = {Path(os.path.realpath(c.path)): c.path for c in self.found.values() if c.path == c.read_path}
+        for path, candidate in sorted(self.found.items()):
+            if candidate.path == candidate.read_path:
+                continue
+            first = owner.setdefault(candidate.read_path, path)
+            if first != path:
+                del self.found[path]
+                self.skip(path, f"a link to {candidate.read_path}, read as {first}", ALIAS_GROUP)
 
     @property
     def skipped(self) -> list[Skipped]:

@@ -86,15 +86,30 @@ def test_links_out_of_the_roots_are_followed_only_when_asked(root, tmp_path, fak
     assert indexed_sources(tmp_path / "j.db", fake_embedder) == ["good.md", "linked-folder/also.md", "secret.md"]
 
 
-def test_links_inside_the_roots_are_read_and_a_link_loop_ends(root, tmp_path, fake_embedder):
-    (root / "alias.md").symlink_to(root / "good.md")                # a file link inside: read
+def test_links_inside_the_roots_are_read_once_and_a_link_loop_ends(root, tmp_path, fake_embedder):
+    """A file reached by two names is one document (Exim's `ch14.html -> ch-main_configuration.html`,
+    Apache's translations linking to the English pages); a link to a file no other name reaches is read."""
+    hidden = write_files(root / ".drafts", {"draft.md": "# Draft\n\nOnly the link reaches it.\n"})
+    (root / "alias.md").symlink_to(root / "good.md")                # a second name for an ingested file
+    (root / "draft.md").symlink_to(hidden / "draft.md")             # the only name for a hidden file: read
     (root / "loop").symlink_to(root)                                # a folder link inside: not followed
     (root / "dangling.md").symlink_to(root / "gone.md")
     report = ingest([root], tmp_path / "i.db", "docs", embedder=fake_embedder, follow_external_links=True)
     assert report.added == 2
+    assert indexed_sources(tmp_path / "i.db", fake_embedder) == ["draft.md", "good.md"]
     reasons = dict(e.split(": ", 1) for e in report.errors)
+    assert reasons[str(root / "alias.md")] == f"a link to {root / 'good.md'}, read as {root / 'good.md'}"
     assert reasons[str(root / "dangling.md")] == "broken symbolic link"
     assert reasons[str(root / "loop")].startswith("link to a folder inside the ingested paths")
+
+
+def test_two_links_to_one_file_outside_are_read_once(root, tmp_path, fake_embedder):
+    outside = write_files(tmp_path / "outside", {"shared.md": "# Shared\n\nOne file, two names.\n"})
+    (root / "a.md").symlink_to(outside / "shared.md")
+    (root / "b.md").symlink_to(outside / "shared.md")
+    report = ingest([root], tmp_path / "i.db", "docs", embedder=fake_embedder, follow_external_links=True)
+    assert indexed_sources(tmp_path / "i.db", fake_embedder) == ["a.md", "good.md"]
+    assert report.errors == [f"{root / 'b.md'}: a link to {outside / 'shared.md'}, read as {root / 'a.md'}"]
 
 
 def test_a_path_named_explicitly_is_read_even_through_a_link(tmp_path, fake_embedder):
