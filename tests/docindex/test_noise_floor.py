@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from docindex.index import Index
 from docindex.ingest import ingest
-from docindex.noise_floor import PROBE_K, PROBES, collection_floor, noise_floor
+from docindex.noise_floor import FLOOR_RANK, PROBE_K, PROBES, collection_floor, noise_floor
 
 from .conftest import write_files
 
 
-def test_the_floor_is_the_highest_best_cosine_of_the_probes():
+def test_the_floor_is_the_third_best_cosine_of_the_probes_so_one_stray_probe_does_not_set_it():
     cosines = {probe: n / 100 for n, probe in enumerate(PROBES)}
-    assert noise_floor(cosines.get) == (len(PROBES) - 1) / 100
+    assert FLOOR_RANK == 3 and noise_floor(cosines.get) == (len(PROBES) - 3) / 100
+    stray = {**cosines, PROBES[0]: 0.9}                     # one probe meets a page by chance
+    assert noise_floor(stray.get) == (len(PROBES) - 2) / 100
+    assert noise_floor({PROBES[0]: 0.3, PROBES[1]: 0.2}.get) == 0.2     # fewer found than the rank: the last
     assert noise_floor(lambda probe: None) == 0.0          # nothing found anywhere
     assert len(PROBES) == len(set(PROBES)) >= 40 and PROBE_K == 4
 

@@ -72,7 +72,7 @@ def test_a_cosine_well_above_the_collections_noise_floor_passes_without_the_word
 def test_the_shipped_settings_are_the_rule_chosen_on_the_dev_halves():
     s = Settings(_env_file=None)
     assert (s.gate_min_cosine, s.gate_coverage_weight, s.gate_min_evidence) == (0.29, 0.65, 0.68)
-    assert s.gate_noise_margin == 0.155
+    assert s.gate_noise_margin == 0.15
 
 
 def test_the_deployment_module_decides_with_the_same_rule():
