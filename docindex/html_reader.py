@@ -42,6 +42,7 @@ _BLOCK = {
 _PERMALINKS = ("a.headerlink, a.hash-link, a.anchor-link, .viewcode-link, .viewcode-back, "   # + Sphinx "[source]"
                "a.copiable-anchor, a.copiable-link, "   # texinfo 6.8-7's "¶": in 41 % of Octave's chunks
                "span.permalink, span.lineno, span.linenos, td.linenos")    # Doxygen's "◆", code line numbers
+_PERMALINK_MARKS = {"¶", "#", "§", "🔗", "⚓"}    # a link to its own section with only this as text
 # Page chrome that documentation generators put around the text: navigation bars, sidebars,
 # footers, search boxes. Kept, each became a chunk of its own ("Prev | Up | Home | Next",
 # "Next topic: copy — Shallow and deep copy operations", "Part of the git(1) suite") whose
@@ -177,6 +178,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     numbered = numbered_lines(tree) if drop_chrome else 0     # counted before the numbers go
     for permalink in tree.css(_PERMALINKS):     # Sphinx/MkDocs "¶", Docusaurus "#", "[source]": not text
         permalink.decompose()
+    for link in tree.css('a[href^="#"]'):       # any generator's: Apache's a.permalink "¶" in every heading
+        if (link.text(deep=True) or "").strip() in _PERMALINK_MARKS:
+            link.decompose()
     for category in tree.css("dt span.category, dt span.category-def"):
         if not any(ch.isalnum() for ch in category.text(deep=True) or ""):
             category.decompose()                # texinfo's empty deffn category: ": x = csvread (filename)"

@@ -88,6 +88,15 @@ def test_html_heading_permalinks_are_not_text(tmp_path):
     assert summary == [("heading", "random"), ("para", "random.choice(seq)"), ("para", "Return a random element.")]
 
 
+def test_a_link_to_its_own_section_with_only_a_mark_is_not_text_whatever_its_class(tmp_path):
+    """Apache's manual: `<a class="permalink" href="#limitrequestbody">¶</a>` in every heading ("LimitRequestBody
+    Directive ¶" in every heading path); a "#" or "§" link the same. A link to a section with words stays."""
+    html = ('<html><body><h2><a id="x">LimitRequestBody</a> Directive <a class="permalink" href="#x">¶</a></h2>'
+            '<p>See <a href="#y">§</a><a href="#y">the Limits section</a> below.</p>'
+            '<h3>Limits<a href="#limits">#</a></h3></body></html>')
+    assert page_texts(tmp_path, html) == ["LimitRequestBody Directive", "See the Limits section below.", "Limits"]
+
+
 def test_texinfo_definition_anchors_and_empty_categories_are_not_text(tmp_path):
     """GNU texinfo 6.8-7 puts a "¶" link (`copiable-anchor`, `copiable-link`) after every definition
     (41 % of Octave's chunks held one) and an empty category before it (": x = csvread (filename)")."""
