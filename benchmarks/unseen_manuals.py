@@ -26,6 +26,10 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/libvirt-doc/html --db /tmp/libvirt.db --collection libvirt
     docindex ingest /usr/share/doc/icinga2/markdown --db /tmp/icinga.db --collection icinga      # 24 .md.gz chapters
     docindex ingest /usr/share/doc/exim4-doc-html/spec_html --db /tmp/exim.db --collection exim
+    # apt-get install postfix-doc varnish-doc rsyslog-doc
+    docindex ingest /usr/share/doc/postfix --db /tmp/postfix.db --collection postfix   # html/ and its examples
+    docindex ingest /usr/share/doc/varnish/html --db /tmp/varnish.db --collection varnish
+    docindex ingest /usr/share/doc/rsyslog-doc/html --db /tmp/rsyslog.db --collection rsyslog
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
