@@ -20,12 +20,13 @@ settings: benchmarks/results/gate_evidence.md.
 
 With `noise_margin` set, a question whose evidence falls short still passes
 when its best cosine clears its collection's noise floor (docindex/noise_floor.py:
-the best cosine everyday questions reach there, sent with each passage) by
-`noise_margin`. A question told as a user's situation, in words an API
+the third best cosine 40 everyday questions reach there, sent with each passage)
+by `noise_margin`. A question told as a user's situation, in words an API
 reference does not use, has little coverage but a cosine far above what
 everyday questions reach on that reference (SDL2: 0.40-0.55 against a floor
-of 0.31); on a manual where everyday questions reach 0.42-0.48 (PostgreSQL's,
-Python's) the floor is higher too. Passages without a floor: the rule above alone.
+of 0.24); on a manual where everyday questions reach 0.42-0.48 (PostgreSQL's,
+Python's) the floor is higher too (0.30, 0.31). Figures and the choice:
+benchmarks/results/gate_noise_floor.md. Passages without a floor: the rule above alone.
 
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
