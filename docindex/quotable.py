@@ -286,6 +286,9 @@ MAX_TERM_LINES = 4
 CODE_MAX_LINES = 6
 _REPL_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
 _COMMENT = re.compile(r"(?:^|\s)(?:#|//|--)(?:\s|$)")           # shell/Python, C/JS, SQL
+# A line that is a comment in words ("# The logging alternative:", "-- Create the table."), not a root
+# shell prompt ("# postfix reload"): left out of the carried code, which it would otherwise void.
+_PROSE_COMMENT = re.compile(r"^(?:#|//|--)\s+(?:[A-Z].*|.*[:.])$")
 
 
 def _code_line(line: str) -> str:
@@ -304,7 +307,7 @@ def _inline_code(text: str, unit: Unit) -> str:
     backtick, or a comment before its last line): "Create a range partitioned
     table:" answers with its example."""
     lines = [_code_line(line) for line in text[unit.start:unit.end].split("\n")]
-    lines = [line for line in lines if line and not line.startswith(("```", "~~~"))]
+    lines = [line for line in lines if line and not line.startswith(("```", "~~~")) and not _PROSE_COMMENT.match(line)]
     code = " ".join(lines)
     if len(lines) > CODE_MAX_LINES or not _quotable_code(code) or any(_COMMENT.search(line) for line in lines[:-1]):
         return ""                   # on one line, a comment would swallow the lines after it

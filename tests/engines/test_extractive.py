@@ -382,6 +382,17 @@ def test_a_lead_in_carries_its_short_code_example_on_one_line() -> None:
     assert result.invalid_citations == [] and result.support == 1.0
 
 
+def test_a_lead_in_carries_code_whose_comments_are_words_without_them_but_keeps_a_root_prompt() -> None:
+    """Postfix's BDAT_README: "To disable BDAT support globally:" over a main.cf snippet with "# The logging
+    alternative:" lines was not quoted (a comment, on one line, would void what follows it), and the answer
+    missed the page's one instruction. A comment in words is left out; "# postfix reload" is a command."""
+    snippet = ("To disable BDAT support globally:\n\n```\n/etc/postfix/main.cf:\n    # The logging alternative:\n"
+               "    smtpd_discard_ehlo_keywords = chunking\n```\n")
+    prompt = "Then reload it:\n\n```\n# postfix reload\n# postfix status\n```\n"
+    found = [c.text for c in candidates([Passage("b.html", snippet, 0.5), Passage("r.html", prompt, 0.5)])]
+    assert found == ["To disable BDAT support globally: `/etc/postfix/main.cf: smtpd_discard_ehlo_keywords = chunking`"]
+
+
 def test_a_code_comment_is_quoted_with_the_code_it_describes() -> None:
     """A whole-line comment of a few words carries the lines after it (up to a blank line, the next
     comment or 3 lines); a short comment, one with no code after it, or code with a backtick does not."""
