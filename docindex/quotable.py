@@ -20,17 +20,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .quotable_code import FENCE_RUN as _FENCE_RUN
+from .quotable_code import MARKER_LIKE as _MARKER_LIKE
+from .quotable_code import code_line as _code_line
+from .quotable_code import inline_code as _inline_code
+from .quotable_code import quotable_code as _quotable_code
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, split_sentences, unit_sentence_spans, units
 from .table_rows import row_text
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
-_MARKER_LIKE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")  # the source's own "[1]" would read as a citation
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
 MARKERS = "footnotes"   # stop 40: "[1, 20]", "a[0]" are content, quoted as "(1, 20)", "a(0)"; "removed": as before
 _FOOTNOTE = re.compile(r"(?<![\w\])])\[\s*\d+\s*\](?![\w\[(])")
 _CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
-_FENCE_RUN = re.compile(r"<{3,}|>{3,}")                     # would read as the prompt's fences
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
@@ -281,37 +284,6 @@ def _term_line(line: str) -> str:
 # Up to this many term lines in a row make one term (`_term`). False: the line before only (before stop 30).
 MULTI_LINE_TERMS = True
 MAX_TERM_LINES = 4
-
-
-CODE_MAX_LINES = 6
-_REPL_PROMPT = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
-_COMMENT = re.compile(r"(?:^|\s)(?:#|//|--)(?:\s|$)")           # shell/Python, C/JS, SQL
-# A line that is a comment in words ("# The logging alternative:", "-- Create the table."), not a root
-# shell prompt ("# postfix reload"): left out of the carried code, which it would otherwise void.
-_PROSE_COMMENT = re.compile(r"^(?:#|//|--)\s+(?:[A-Z].*|.*[:.])$")
-
-
-def _code_line(line: str) -> str:
-    """One line of code as it is quoted: no REPL prompt, no shell continuation, spaces collapsed."""
-    return " ".join(_REPL_PROMPT.sub("", line).strip().removesuffix("\\").split())
-
-
-def _quotable_code(code: str) -> bool:
-    """Code on one line that reads as code: no backtick, nothing like a citation or a prompt fence."""
-    return bool(code) and "`" not in code and not _MARKER_LIKE.search(code) and not _FENCE_RUN.search(code)
-
-
-def _inline_code(text: str, unit: Unit) -> str:
-    """A short code block as one line of code ("" when it is longer than
-    CODE_MAX_LINES or holds what would read as a citation, a prompt fence, a
-    backtick, or a comment before its last line): "Create a range partitioned
-    table:" answers with its example."""
-    lines = [_code_line(line) for line in text[unit.start:unit.end].split("\n")]
-    lines = [line for line in lines if line and not line.startswith(("```", "~~~")) and not _PROSE_COMMENT.match(line)]
-    code = " ".join(lines)
-    if len(lines) > CODE_MAX_LINES or not _quotable_code(code) or any(_COMMENT.search(line) for line in lines[:-1]):
-        return ""                   # on one line, a comment would swallow the lines after it
-    return code
 
 
 # Measured (stop 28, evals/results/extractive-levers.json, "commented code"): the cMCP tune half's
