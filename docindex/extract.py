@@ -24,7 +24,7 @@ from .bounds import UnreadableFile
 from .html_reader import parse_html
 from .markdown_reader import parse_markdown
 from .mdx import mdx_to_markdown
-from .rst import parse_rst
+from .rst import looks_like_rst, parse_rst
 
 __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "parse_html", "parse_markdown",
            "parse_pdf", "READERS", "COMPRESSED", "document_stem", "reader_suffix", "supported", "type_name"]
@@ -33,9 +33,12 @@ __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "pars
 
 def parse_text(text: str) -> Extracted:
     """Plain text: paragraphs between blank lines; a `.txt` that is AsciiDoc (git's manual pages
-    and their include files) is read as AsciiDoc (asciidoc.py)."""
+    and their include files) is read as AsciiDoc (asciidoc.py), one that is reStructuredText
+    (lighttpd's module documents) as reST (rst.py)."""
     if looks_like_asciidoc(text):
         return parse_asciidoc(text)
+    if looks_like_rst(text):
+        return parse_rst(text)
     paragraphs = [p.strip("\n") for p in re.split(r"\n[ \t]*\n", text)]
     return Extracted(None, [Block("para", p) for p in paragraphs if p.strip()])
 

@@ -70,6 +70,16 @@ def clean_inline(text: str) -> str:
     return text.replace("\0", "`")
 
 
+def looks_like_rst(text: str) -> bool:
+    """Whether a `.txt` file is reStructuredText: a directive (`.. contents::`) and a title adorned to
+    its length. lighttpd's 33 module documents are such `.txt` files; read as plain text, their
+    "======\nAccess\n======" titles and `.. meta::` blocks were paragraphs and nothing had a heading."""
+    lines = text.splitlines()[:400]
+    titled = any(title.strip() and _ADORNMENT.match(line) and len(line.rstrip()) >= len(title.rstrip())
+                 and not _ADORNMENT.match(title) for title, line in zip(lines, lines[1:]))
+    return titled and any(_DIRECTIVE.match(line) for line in lines)
+
+
 def parse_rst(text: str) -> Extracted:
     styles: dict[tuple[str, bool], int] = {}
     blocks = _blocks(text.expandtabs(8).splitlines(), styles)

@@ -532,3 +532,19 @@ def test_deeply_nested_myst_directives_are_read_without_recursing_without_end(tm
     path = tmp_path / "a.md"
     path.write_text("````{note}\n" * 3000 + "Deep text.\n")
     assert extract(path).blocks        # read (the innermost levels as code), not UnreadableFile
+
+
+def test_a_txt_file_that_is_restructuredtext_is_read_as_rest(tmp_path):
+    """lighttpd's module documents are `.txt` files in reST: read as plain text, their adorned titles and
+    `.. contents::` were paragraphs and no chunk had a heading path. Plain text with an underlined title
+    and no directive stays plain text."""
+    rest = ("======\nAccess\n======\n\n.. contents:: Table of Contents\n\nDescription\n===========\n\n"
+            "The access module is used to deny access to files.\n")
+    (tmp_path / "access.txt").write_text(rest)
+    read = extract(tmp_path / "access.txt")
+    assert read.title == "Access"
+    assert [(b.kind, b.text) for b in read.blocks] == [("heading", "Access"), ("heading", "Description"),
+                                                       ("para", "The access module is used to deny access to files.")]
+    plain = "Notes\n=====\n\nKeep the spare keys in the drawer.\n"
+    (tmp_path / "notes.txt").write_text(plain)
+    assert [b.kind for b in extract(tmp_path / "notes.txt").blocks] == ["para", "para"]
