@@ -30,6 +30,9 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/postfix --db /tmp/postfix.db --collection postfix   # html/ and its examples
     docindex ingest /usr/share/doc/varnish/html --db /tmp/varnish.db --collection varnish
     docindex ingest /usr/share/doc/rsyslog-doc/html --db /tmp/rsyslog.db --collection rsyslog
+    # apt-get install lighttpd-doc cyrus-doc
+    docindex ingest /usr/share/doc/lighttpd --db /tmp/lighttpd.db --collection lighttpd   # reST-style .txt files
+    docindex ingest /usr/share/doc/cyrus-doc/html --db /tmp/cyrus.db --collection cyrus
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
