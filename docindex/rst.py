@@ -80,11 +80,28 @@ def looks_like_rst(text: str) -> bool:
     return titled and any(_DIRECTIVE.match(line) for line in lines)
 
 
+_DOCINFO = re.compile(r"^:(?:authors?|date|revision|version|copyright|contact|organization|address|status|"
+                      r"dedication|abstract):", re.IGNORECASE)
+
+
 def parse_rst(text: str) -> Extracted:
     styles: dict[tuple[str, bool], int] = {}
     blocks = _blocks(text.expandtabs(8).splitlines(), styles)
     title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
-    return Extracted(title, blocks)
+    return Extracted(title, _without_docinfo(blocks))
+
+
+def _without_docinfo(blocks: list[Block]) -> list[Block]:
+    """The document's bibliographic fields (":Author: …", ":Date: $Date: 2005/01/30 $", ":Revision: …" under
+    its title, as docutils reads them) are not text; an abstract's text stays, its ":abstract:" label goes."""
+    at = 0
+    while at < len(blocks) and blocks[at].kind == "heading":
+        at += 1
+    end = at
+    while end < len(blocks) and blocks[end].kind == "para" \
+            and all(_DOCINFO.match(line) for line in blocks[end].text.splitlines()):
+        end += 1
+    return blocks[:at] + blocks[end:] if end > at else blocks
 
 
 def _blocks(lines: list[str], styles: dict[tuple[str, bool], int]) -> list[Block]:

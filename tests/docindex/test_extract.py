@@ -536,9 +536,11 @@ def test_deeply_nested_myst_directives_are_read_without_recursing_without_end(tm
 
 def test_a_txt_file_that_is_restructuredtext_is_read_as_rest(tmp_path):
     """lighttpd's module documents are `.txt` files in reST: read as plain text, their adorned titles and
-    `.. contents::` were paragraphs and no chunk had a heading path. Plain text with an underlined title
-    and no directive stays plain text."""
-    rest = ("======\nAccess\n======\n\n.. contents:: Table of Contents\n\nDescription\n===========\n\n"
+    `.. contents::` were paragraphs and no chunk had a heading path; their bibliographic fields (":Author:",
+    ":Date: $Date: …$") are not text either. Plain text with an underlined title and no directive stays
+    plain text."""
+    rest = ("======\nAccess\n======\n\n:Author: Allan Wind\n:Date: $Date: 2005/01/30 11:34:32 $\n\n"
+            ".. contents:: Table of Contents\n\nDescription\n===========\n\n"
             "The access module is used to deny access to files.\n")
     (tmp_path / "access.txt").write_text(rest)
     read = extract(tmp_path / "access.txt")
