@@ -18,9 +18,14 @@ _OUTER_PIPES = re.compile(r"^\||(?<!\\)\|$")
 
 
 def row_text(raw: str) -> str:
-    """One table row's cells joined by " — "; a separator row (or an empty one) is ""."""
+    """One table row's cells joined by " — ", or by a space after a cell that is a label ending in ":"
+    (Apache's directive tables: "Default: LimitRequestBody 1073741824", which read "Default: — …");
+    a separator row (or an empty one) is ""."""
     cells = [c.strip().replace("\\|", "|") for c in _CELL_SEPARATOR.split(_OUTER_PIPES.sub("", raw.strip()))]
-    return "" if all(_SEPARATOR_CELL.fullmatch(c) or not c for c in cells) else " — ".join(c for c in cells if c)
+    if all(_SEPARATOR_CELL.fullmatch(c) or not c for c in cells):
+        return ""
+    kept = [c for c in cells if c]
+    return "".join(cell + (" " if cell.endswith(":") else " — ") for cell in kept[:-1]) + kept[-1]
 
 
 def is_row(line: str) -> bool:

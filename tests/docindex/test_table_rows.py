@@ -30,6 +30,12 @@ def test_a_separator_row_is_nothing_and_cells_join_with_a_dash() -> None:
     assert row_text("|---|:---:|") == "" and row_text("| a |  | b |") == "a — b"
 
 
+def test_a_label_cell_ending_in_a_colon_is_followed_by_its_value_not_a_dash() -> None:
+    """Apache's directive tables ("| Default: | LimitRequestBody 1073741824 |") were quoted "Default: — …"."""
+    assert row_text("| Default: | LimitRequestBody 1073741824 |") == "Default: LimitRequestBody 1073741824"
+    assert row_text("| Context: | server config | .htaccess |") == "Context: server config — .htaccess"
+
+
 def test_an_escaped_pipe_is_part_of_its_cell() -> None:
     """GFM: `\\|` inside a cell is a pipe (`ls \\| wc`), as the HTML reader writes a cell's own pipes."""
     assert row_text("| `ls \\| wc` | counts |") == "`ls | wc` — counts"
