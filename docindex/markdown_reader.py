@@ -30,12 +30,14 @@ were text: Docker's run reference was quoted as "</td> </tr> <tr> <td> <span sty
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from .blocks import Block, Extracted
 from .html_reader import html_fragment
 from .mdx import without_comments
 from .rst import BODY_DIRECTIVES, SKIPPED_DIRECTIVES, TEXT_DIRECTIVES, VERSION_NOTES, parse_rst
+from .table_rows import piped
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -299,7 +301,7 @@ def parse_markdown(text: str, indented_code: bool = True, *, depth: int = 0) -> 
     reader.end_code()                           # unterminated fence: kept as code anyway
     reader.end_html()
     reader.flush()
-    blocks = reader.blocks
+    blocks = [replace(b, text=table) if b.kind == "para" and (table := piped(b.text)) else b for b in reader.blocks]
     title = metadata.get("title") if isinstance(metadata.get("title"), str) else None
     if title is None:
         title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1 and b.text), None)

@@ -17,15 +17,42 @@ _CELL_SEPARATOR = re.compile(r"(?<!\\)\|")         # GFM: "\|" is a pipe inside 
 _OUTER_PIPES = re.compile(r"^\||(?<!\\)\|$")
 
 
+def row_cells(raw: str) -> list[str]:
+    """One table row's cells, stripped (empty ones kept)."""
+    return [c.strip().replace("\\|", "|") for c in _CELL_SEPARATOR.split(_OUTER_PIPES.sub("", raw.strip()))]
+
+
 def row_text(raw: str) -> str:
     """One table row's cells joined by " — ", or by a space after a cell that is a label ending in ":"
     (Apache's directive tables: "Default: LimitRequestBody 1073741824", which read "Default: — …");
     a separator row (or an empty one) is ""."""
-    cells = [c.strip().replace("\\|", "|") for c in _CELL_SEPARATOR.split(_OUTER_PIPES.sub("", raw.strip()))]
+    cells = row_cells(raw)
     if all(_SEPARATOR_CELL.fullmatch(c) or not c for c in cells):
         return ""
     kept = [c for c in cells if c]
     return "".join(cell + (" " if cell.endswith(":") else " — ") for cell in kept[:-1]) + kept[-1]
+
+
+_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")     # 2+ columns
+
+
+def piped(text: str) -> str | None:
+    """A GFM table written without its outer pipes ("Name | Description" over "-----|-----": the spec
+    makes them optional; Icinga's manual writes every table so) with them, one row a line, so it is
+    read as the table it is; None for anything else (a table already piped included)."""
+    lines = text.split("\n")
+    if len(lines) < 2 or not _DELIMITER_ROW.match(lines[1]) or all(is_row(line) for line in lines):
+        return None
+    if any(not _CELL_SEPARATOR.search(line) for line in lines) \
+            or len(row_cells(_pipe(lines[0]))) != len(row_cells(_pipe(lines[1]))):
+        return None
+    return "\n".join(_pipe(line) for line in lines)
+
+
+def _pipe(line: str) -> str:
+    row = line.strip()
+    row = row if row.startswith("|") else f"| {row}"
+    return row if row.endswith("|") and not row.endswith("\\|") else f"{row} |"
 
 
 def is_row(line: str) -> bool:

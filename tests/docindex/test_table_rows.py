@@ -40,3 +40,18 @@ def test_an_escaped_pipe_is_part_of_its_cell() -> None:
     """GFM: `\\|` inside a cell is a pipe (`ls \\| wc`), as the HTML reader writes a cell's own pipes."""
     assert row_text("| `ls \\| wc` | counts |") == "`ls | wc` — counts"
     assert row_text("|---|:--:|") == ""
+
+
+def test_a_gfm_table_without_outer_pipes_is_read_as_a_table() -> None:
+    """GFM makes a table's outer pipes optional; Icinga's manual writes all 497 of its tables without them,
+    and they were read as paragraphs ("Name | Description ------|------ vmware_host | **Required.** …")."""
+    from docindex.markdown_reader import parse_markdown
+    from docindex.table_rows import piped
+    table = "Name | Description\n-----|:----\nvmware_host | **Required.** ESX hostname.\nport | `443`"
+    assert piped(table) == ("| Name | Description |\n| -----|:---- |\n| vmware_host | **Required.** ESX hostname. |\n"
+                            "| port | `443` |")
+    assert [b.text for b in parse_markdown(f"{table}\n").blocks] == [piped(table)]
+    assert piped("| a | b |\n|---|---|\n| 1 | 2 |") is None                  # already a table
+    assert piped("a | b\n-----\nc") is None                                 # one column: no pipe in the rule
+    assert piped("a | b | c\n---|---\n1 | 2") is None                       # header and rule disagree
+    assert piped("Text with a | pipe\nand a second line") is None
