@@ -301,11 +301,35 @@ def parse_markdown(text: str, indented_code: bool = True, *, depth: int = 0) -> 
     reader.end_code()                           # unterminated fence: kept as code anyway
     reader.end_html()
     reader.flush()
-    blocks = [replace(b, text=table) if b.kind == "para" and (table := piped(b.text)) else b for b in reader.blocks]
+    blocks = [replace(b, text=table) if b.kind == "para" and (table := piped(b.text)) else b
+              for b in _without_admonition_markers(reader.blocks)]
     title = metadata.get("title") if isinstance(metadata.get("title"), str) else None
     if title is None:
         title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1 and b.text), None)
     return Extracted(title, blocks, metadata)
+
+
+_MKDOCS_ADMONITION = re.compile(r'^ {0,3}(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+"([^"]*)")?[ \t]*$')
+_FENCE_ADMONITION = re.compile(r"^ {0,3}:{3,}[ \t]*(?:([\w-]+)(?:[ \t]+(.+?))?)?[ \t]*$")    # Docusaurus' :::tip
+
+
+def _without_admonition_markers(blocks: list[Block]) -> list[Block]:
+    """MkDocs' `!!! warning "Data loss"` and Docusaurus' `:::tip Title` … `:::` as HTML renders them: the
+    title (or the kind, capitalised, where MkDocs gives no title) a paragraph of its own, the body
+    dedented; a bare `:::` is nothing. They were read into the text ("!!! warning "Data loss" Dropping …")."""
+    out: list[Block] = []
+    for block in blocks:
+        lines = block.text.split("\n") if block.kind == "para" else []
+        marker = lines and (_MKDOCS_ADMONITION.match(lines[0]) or _FENCE_ADMONITION.match(lines[0]))
+        if not marker:
+            out.append(replace(block, text="\n".join(line.strip() for line in lines))
+                       if lines and all(line.startswith("    ") for line in lines) else block)
+            continue
+        kind, title = marker.group(1), marker.group(2)
+        title = title if title is not None else (kind or "").capitalize()
+        body = "\n".join(line.strip() for line in lines[1:] if not _FENCE_ADMONITION.match(line)).strip()
+        out += [Block("para", text) for text in (title.strip(), body) if text]
+    return out
 
 
 def _front_matter(raw: str) -> dict[str, Any]:

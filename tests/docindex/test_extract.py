@@ -482,14 +482,14 @@ def test_a_sphinx_field_lists_term_and_one_paragraph_body_are_one_sentence(tmp_p
     ("\tprint(1)\n", [("code", "```\nprint(1)\n```")]),
     # a list item's content, a MkDocs admonition's, a footnote's: indented, and not code
     ("Steps:\n- Install it.\n\n    More about installing.\n\nDone.",
-     [("para", "Steps:\n- Install it."), ("para", "    More about installing."), ("para", "Done.")]),
+     [("para", "Steps:\n- Install it."), ("para", "More about installing."), ("para", "Done.")]),
     ("1. First\n\n   Still first\n\n    also first\n",
-     [("para", "1. First"), ("para", "   Still first"), ("para", "    also first")]),
+     [("para", "1. First"), ("para", "   Still first"), ("para", "also first")]),
     ('!!! note "Heads up"\n    One.\n\n    Two.\n\nAfter.\n\n    now code',
-     [("para", '!!! note "Heads up"\n    One.'), ("para", "    Two."), ("para", "After."),
+     [("para", "Heads up"), ("para", "One."), ("para", "Two."), ("para", "After."),
       ("code", "```\nnow code\n```")]),
     ("Text[^1].\n\n[^1]: A note.\n\n    More of the note.", [("para", "Text[^1]."), ("para", "[^1]: A note."),
-                                                          ("para", "    More of the note.")]),
+                                                          ("para", "More of the note.")]),
     ("- item\n\n## Next\n\n    code again", [("para", "- item"), ("heading", "Next"), ("code", "```\ncode again\n```")]),
     ("Intro.\n\n    <!-- an HTML example\n\nAfter.", [("para", "Intro."), ("code", "```\n<!-- an HTML example\n```"),
                                                    ("para", "After.")]),
@@ -506,13 +506,13 @@ def test_mdx_has_no_indented_code(tmp_path):
     path = tmp_path / "a.mdx"
     path.write_text("Intro.\n\n    Indented text in MDX is text.\n")
     assert [(b.kind, b.text) for b in extract(path).blocks] == [
-        ("para", "Intro."), ("para", "    Indented text in MDX is text.")]
+        ("para", "Intro."), ("para", "Indented text in MDX is text.")]
 
 
 def test_a_heading_inside_a_list_item_keeps_the_list_open(tmp_path):
     path = tmp_path / "a.md"
     path.write_text("- item\n\n  ## Heading in item\n\n    text of item\n")
-    assert [(b.kind, b.text) for b in extract(path).blocks][-1] == ("para", "    text of item")
+    assert [(b.kind, b.text) for b in extract(path).blocks][-1] == ("para", "text of item")
 
 
 def test_myst_roles_read_as_their_text_and_text_directives_as_markdown(tmp_path):
@@ -550,3 +550,16 @@ def test_a_txt_file_that_is_restructuredtext_is_read_as_rest(tmp_path):
     plain = "Notes\n=====\n\nKeep the spare keys in the drawer.\n"
     (tmp_path / "notes.txt").write_text(plain)
     assert [b.kind for b in extract(tmp_path / "notes.txt").blocks] == ["para", "para"]
+
+
+def test_mkdocs_and_docusaurus_admonition_markers_are_read_as_their_rendered_title(tmp_path):
+    """`!!! warning "Data loss"` and `:::tip Title` … `:::` are how MkDocs and Docusaurus sources write a
+    callout; read as text, the marker led the body's first sentence ('!!! warning "Data loss" Dropping …')
+    and a bare ":::" was a paragraph. Now the title (or the kind) is a paragraph and the body follows."""
+    source = ('!!! warning "Data loss"\n    Dropping a collection deletes its chunks.\n\n'
+              '    Take a backup first.\n\n!!! tip\n    A tip.\n\n:::note Before you start\n\nInstall it.\n\n:::\n\n'
+              ':::caution\nMind the gap.\n:::\n')
+    (tmp_path / "page.md").write_text(source)
+    assert [b.text for b in extract(tmp_path / "page.md").blocks] == [
+        "Data loss", "Dropping a collection deletes its chunks.", "Take a backup first.", "Tip", "A tip.",
+        "Before you start", "Install it.", "Caution", "Mind the gap."]
