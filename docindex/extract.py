@@ -84,6 +84,24 @@ def _decode(data: bytes) -> str:
         raise UnreadableFile("not UTF-8 text") from None
 
 
+_DECLARED_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.IGNORECASE)
+
+
+def _decode_html(data: bytes) -> str:
+    """A page as UTF-8, or in the charset its `<meta>` declares when it is not UTF-8 (older generators'
+    ISO-8859-1 and windows-1252 pages were refused whole); undeclared, not UTF-8: refused as before."""
+    try:
+        return _decode(data)
+    except UnreadableFile as error:
+        declared = _DECLARED_CHARSET.search(data[:4096])
+        if "binary" in str(error) or declared is None:
+            raise
+        try:
+            return data.decode(declared.group(1).decode("ascii"))
+        except (LookupError, UnicodeDecodeError):
+            raise error from None
+
+
 READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
     ".md": ("markdown", lambda data: parse_markdown(_decode(data))),
     ".markdown": ("markdown", lambda data: parse_markdown(_decode(data))),
@@ -91,8 +109,8 @@ READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {
     ".txt": ("text", lambda data: parse_text(_decode(data))),
     ".rst": ("rst", lambda data: parse_rst(_decode(data))),
     **dict.fromkeys((".adoc", ".asciidoc", ".asc"), ("asciidoc", lambda data: parse_asciidoc(_decode(data)))),
-    ".html": ("html", lambda data: parse_html(_decode(data))),
-    ".htm": ("html", lambda data: parse_html(_decode(data))),
+    ".html": ("html", lambda data: parse_html(_decode_html(data))),
+    ".htm": ("html", lambda data: parse_html(_decode_html(data))),
     ".pdf": ("pdf", parse_pdf),
 }
 

@@ -563,3 +563,18 @@ def test_mkdocs_and_docusaurus_admonition_markers_are_read_as_their_rendered_tit
     assert [b.text for b in extract(tmp_path / "page.md").blocks] == [
         "Data loss", "Dropping a collection deletes its chunks.", "Take a backup first.", "Tip", "A tip.",
         "Before you start", "Install it.", "Caution", "Mind the gap."]
+
+
+def test_a_page_in_the_charset_its_meta_declares_is_read_and_an_undeclared_one_is_refused(tmp_path):
+    """Older generators wrote ISO-8859-1 pages and said so (`<meta charset="iso-8859-1">`, or http-equiv
+    Content-Type): they were refused whole as "not UTF-8 text". Undeclared, the bytes are not guessed."""
+    body = "<p>Caf\xe9 au lait: the r\xe9sum\xe9 of the options.</p>"
+    declared = f'<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"></head><body>{body}'
+    (tmp_path / "old.html").write_bytes(declared.encode("latin-1"))
+    assert [b.text for b in extract(tmp_path / "old.html").blocks] == ["Café au lait: the résumé of the options."]
+    (tmp_path / "bare.html").write_bytes(f"<html><body>{body}".encode("latin-1"))
+    with pytest.raises(UnreadableFile, match="not UTF-8"):
+        extract(tmp_path / "bare.html")
+    (tmp_path / "odd.html").write_bytes(f'<meta charset="no-such-codec">{body}'.encode("latin-1"))
+    with pytest.raises(UnreadableFile, match="not UTF-8"):
+        extract(tmp_path / "odd.html")
