@@ -37,7 +37,7 @@ from deployments.gate_rule import decide  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
 from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
 from docindex.index import Index  # noqa: E402
-from docindex.noise_floor import FLOOR_RANK, PROBE_K, PROBES  # noqa: E402
+from docindex.noise_floor import FLOOR_RANK, PROBE_K, PROBES, probe_search  # noqa: E402
 from docindex.ranking import RANKINGS  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
@@ -61,8 +61,7 @@ def labelled(name: str) -> list[tuple[str, str, str]]:
 
 def measure(name: str, db: str) -> dict[str, Any]:
     index = Index(db, ranking=RANKINGS["passages"])
-    probes = sorted((max((h.cosine for h in index.search(p, PROBE_K, name)), default=0.0) for p in PROBES),
-                    reverse=True)
+    probes = sorted((c for c in map(probe_search(index, name), PROBES) if c is not None), reverse=True)
     rows = []
     for split, kind, question in labelled(name):
         hits = index.search(question, PROBE_K, name)

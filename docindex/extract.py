@@ -75,13 +75,20 @@ def bounded_blocks(blocks: list[Block], max_chars: int = bounds.MAX_BLOCK_CHARS)
 
 # ---------------------------------------------------------------- dispatch
 
-def _decode(data: bytes) -> str:
+def _decode(data: bytes, declared: str | None = None) -> str:
+    """UTF-8, or the `declared` charset (an HTML page's own) when the bytes are not UTF-8."""
     if b"\x00" in data[:8192]:
         raise UnreadableFile("binary content")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise UnreadableFile("not UTF-8 text") from None
+        pass
+    if declared is not None:
+        try:
+            return data.decode(declared)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    raise UnreadableFile("not UTF-8 text")
 
 
 _DECLARED_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.IGNORECASE)
@@ -90,16 +97,8 @@ _DECLARED_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", 
 def _decode_html(data: bytes) -> str:
     """A page as UTF-8, or in the charset its `<meta>` declares when it is not UTF-8 (older generators'
     ISO-8859-1 and windows-1252 pages were refused whole); undeclared, not UTF-8: refused as before."""
-    try:
-        return _decode(data)
-    except UnreadableFile as error:
-        declared = _DECLARED_CHARSET.search(data[:4096])
-        if "binary" in str(error) or declared is None:
-            raise
-        try:
-            return data.decode(declared.group(1).decode("ascii"))
-        except (LookupError, UnicodeDecodeError):
-            raise error from None
+    declared = _DECLARED_CHARSET.search(data[:4096])
+    return _decode(data, declared.group(1).decode("ascii") if declared else None)
 
 
 READERS: dict[str, tuple[str, Callable[[bytes], Extracted]]] = {

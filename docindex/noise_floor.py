@@ -81,6 +81,16 @@ def noise_floor(best_cosine: Callable[[str], float | None]) -> float:
 _FLOORS: WeakKeyDictionary[Index, dict[tuple[int, str | None, Ranking | None], float]] = WeakKeyDictionary()
 
 
+def probe_search(index: Index, collection: str | None,
+                 ranking: Ranking | None = None) -> Callable[[str], float | None]:
+    """A probe's best cosine among `collection`'s first PROBE_K passages in `index` (None: nothing found)."""
+    def best_cosine(probe: str) -> float | None:
+        hits = index.search(probe, PROBE_K, collection, ranking=ranking)
+        return max((hit.cosine for hit in hits), default=None)
+
+    return best_cosine
+
+
 def collection_floor(index: Index, collection: str | None, ranking: Ranking | None = None) -> float:
     """`collection`'s noise floor in `index` (None: the whole index) under `ranking` (None: the
     index's own, as the MCP tools search), searched once per index version."""
@@ -89,10 +99,5 @@ def collection_floor(index: Index, collection: str | None, ranking: Ranking | No
     if key not in floors:
         if any(version != key[0] for version, *_ in floors):
             floors.clear()                      # an ingest moved the index: older floors are stale
-
-        def best_cosine(probe: str) -> float | None:
-            hits = index.search(probe, PROBE_K, collection, ranking=ranking)
-            return max((hit.cosine for hit in hits), default=None)
-
-        floors[key] = noise_floor(best_cosine)
+        floors[key] = noise_floor(probe_search(index, collection, ranking))
     return floors[key]

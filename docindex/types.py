@@ -27,7 +27,7 @@ class Hit:
     coverage: float = 0.0     # idf-weighted share of the query's words found in the chunk, 0-1
     doc_cosine: float = 0.0   # cosine of the query with its document's centroid (convex fusion); 0.0 if off
     url: str | None = None    # citation link: front matter's url, else base URL + source + #anchor (links.py)
-    noise_floor: float | None = None    # best cosine everyday questions reach in its collection (noise_floor.py)
+    noise_floor: float | None = None    # 3rd best cosine everyday questions reach in its collection (noise_floor.py)
 
     def to_dict(self) -> dict:
         d = asdict(self)

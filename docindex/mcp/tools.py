@@ -318,7 +318,7 @@ def build_tools(service: IndexService) -> list[Tool]:
             "(which page answers), 'passages' (default) the chunks an answer needs. One text item per passage, "
             "'[cos C  bm25 B  fusion F] <source>#<anchor>' then the text, plus structured passages "
             "(source, anchor, title, text, cosine, bm25, fusion, and why it ranked: score, fields_bm25, "
-            "doc_bm25, doc_score, coverage; chunk_id, collection; noise_floor: the best cosine everyday "
+            "doc_bm25, doc_score, coverage; chunk_id, collection; noise_floor: the third best cosine everyday "
             "questions reach in the collection).")),
         schema_tool(query_knowledge_hub, QUERY_KNOWLEDGE_HUB_SCHEMA, name="query_knowledge_hub", description=(
             "Search the knowledge hub (MCP Knowledge Service arguments): up to top_k passages, "

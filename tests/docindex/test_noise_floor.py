@@ -1,4 +1,4 @@
-"""A collection's noise floor: the best cosine everyday questions reach there (docindex/noise_floor.py),
+"""A collection's noise floor: the third best cosine everyday questions reach there (docindex/noise_floor.py),
 searched once per index version and collection, sent by the MCP search tools for the Gate."""
 from __future__ import annotations
 
