@@ -54,28 +54,31 @@ def shipped_gate() -> dict[str, float | None]:
 
     fields = Settings.model_fields
     return {name: fields[f"gate_{name}"].default
-            for name in ("min_cosine", "coverage_weight", "min_evidence", "noise_margin")}
+            for name in ("min_cosine", "coverage_weight", "min_evidence", "noise_margin", "sentence_margin")}
 
 
-def gate_passes(passages: list[tuple[float, float, float]], **rule: float | None) -> bool:
-    """deployments.gate_rule.decide (the Gate's rule, Ray-free) over (cosine, coverage, noise floor) triples."""
+def gate_passes(passages: list[tuple], **rule: float | None) -> bool:
+    """deployments.gate_rule.decide (the Gate's rule, Ray-free) over (cosine, coverage[, noise floor[, sentence
+    cosine, sentence floor]]) tuples (what a tuple leaves out: not sent)."""
     from deployments.gate_rule import decide
     from deployments.passage import Passage
 
-    return decide([Passage(source="", text="", cosine=c, coverage=v, noise_floor=f) for c, v, f in passages],
-                  **rule).passed
+    full = [(*p, None, None, None)[:5] for p in passages]
+    return decide([Passage(source="", text="", cosine=c, coverage=v, noise_floor=f, sentence_cosine=sc,
+                           sentence_floor=sf) for c, v, f, sc, sf in full], **rule).passed
 
 
 def run_ours(index, question: str, collection: str, ranking=None) -> dict:
-    from docindex.noise_floor import collection_floor
+    from docindex.noise_floor import Floors, collection_floors
 
     started = time.perf_counter()
-    hits = index.search(question, k=CHUNKS, collection=collection, ranking=ranking)
+    hits = index.search(question, k=CHUNKS, collection=collection, ranking=ranking, sentences=ranking is not None)
     elapsed = (time.perf_counter() - started) * 1e3
     model = hits[:metrics.CHUNKS_TO_MODEL]
-    floor = collection_floor(index, collection, ranking) if ranking is not None else None   # the Gate's passages
+    floors = collection_floors(index, collection, ranking) if ranking is not None else Floors(0.0, None)
     return {"ms": elapsed, "chunk_ids": [h.chunk_id for h in hits], "sources": [h.source for h in hits],
-            "gate_passages": [(h.cosine, h.coverage, floor) for h in model],
+            "gate_passages": [(h.cosine, h.coverage, floors.cosine if ranking is not None else None,
+                               h.sentence_cosine, floors.sentence) for h in model],
             "best_cosine": max((h.cosine for h in model), default=None),
             "best_coverage": max((h.coverage for h in model), default=None),
             "best_fusion": max((h.fusion for h in model), default=None)}
@@ -125,7 +128,8 @@ def gate_report(answerable: list[dict], off: list[dict]) -> dict:
         neg = [o[score_name] for o in off if o[score_name] is not None]
         report[score_name] = {"answerable": metrics.spread(pos), "off_topic": metrics.spread(neg),
                               "auc_answerable_vs_off_topic": round(metrics.auc(pos, neg), 4)}
-    rules = {"shipped": shipped, "evidence alone (no noise floor; before stop 41)": {**shipped, "noise_margin": None},
+    rules = {"shipped": shipped, "no sentence floor (before stop 43)": {**shipped, "sentence_margin": None},
+             "evidence alone (no noise floor; before stop 41)": {**shipped, "noise_margin": None, "sentence_margin": None},
              "cosine only": {"min_cosine": shipped["min_cosine"]}}
     report["rules"] = {}
     for rule, kwargs in rules.items():

@@ -56,7 +56,7 @@ from deployments.passage import Passage  # noqa: E402
 from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.minilm import default_embedder  # noqa: E402
-from docindex.noise_floor import collection_floor  # noqa: E402
+from docindex.noise_floor import collection_floors  # noqa: E402
 from docindex.ranking import RANKINGS, SEARCH_RANKING  # noqa: E402
 from evals.extractive_tune import Memo, ready  # noqa: E402
 from evals.metrics import word_recall  # noqa: E402
@@ -88,16 +88,16 @@ def main() -> None:
     pages = Index(args.db, ranking=replace(RANKINGS[SEARCH_RANKING], distinct=not args.no_distinct))
     passages = Index(args.db, ranking=replace(RANKINGS["passages"], distinct=not args.no_distinct))
     engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
-    floor = collection_floor(passages, args.collection)   # as the MCP tools send it with each passage
+    floors = collection_floors(passages, args.collection)   # as the MCP tools send them with each passage
     out = []
     for q in rows:
         sources = [page_name(h.source) for h in pages.search(q["q"], k=10, collection=args.collection)]
-        hits = passages.search(q["q"], 4, args.collection)
+        hits = passages.search(q["q"], 4, args.collection, sentences=True)
         given = list(build_prompt(q["q"], [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
-                                                   coverage=h.coverage, noise_floor=floor) for h in hits],
-                                  PromptLimits(4, 900)).passages)
-        gate = decide(given, min_cosine=settings.gate_min_cosine, coverage_weight=settings.gate_coverage_weight,
-                      min_evidence=settings.gate_min_evidence, noise_margin=settings.gate_noise_margin)
+                                                   coverage=h.coverage, noise_floor=floors.cosine,
+                                                   sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence)
+                                           for h in hits], PromptLimits(4, 900)).passages)
+        gate = decide(given, **settings.gate_rule())
         chosen = engine.choose(q["q"], given, 256) if gate.passed else []
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
         named = (lambda name: name.rsplit(".", 1)[0]) if args.any_extension else (lambda name: name)

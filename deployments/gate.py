@@ -14,7 +14,7 @@ from __future__ import annotations
 from ray import serve
 
 from deployments import tracing
-from deployments.gate_rule import GateDecision, decide
+from deployments.gate_rule import GateDecision, GateRule, decide
 from deployments.passage import Passage
 
 __all__ = ["Gate", "GateDecision", "SPAN", "decide"]
@@ -26,17 +26,11 @@ SPAN = "gate.decide"
 class Gate:
     """Thin deployment around `decide`; holds only the calibrated settings."""
 
-    def __init__(self, min_cosine: float, otel_endpoint: str | None = None, *,
-                 coverage_weight: float | None = None, min_evidence: float | None = None,
-                 noise_margin: float | None = None) -> None:
+    def __init__(self, rule: GateRule, otel_endpoint: str | None = None) -> None:
         tracing.setup_tracing("askdocs-gate", otel_endpoint)
-        self.min_cosine = min_cosine
-        self.coverage_weight = coverage_weight
-        self.min_evidence = min_evidence
-        self.noise_margin = noise_margin
+        self.rule = rule
 
     async def decide(self, question: str, passages: list[Passage],
                      trace: dict[str, str] | None = None) -> GateDecision:
         with tracing.replica_span(SPAN, trace):
-            return decide(passages, min_cosine=self.min_cosine, coverage_weight=self.coverage_weight,
-                          min_evidence=self.min_evidence, noise_margin=self.noise_margin)
+            return decide(passages, **self.rule)

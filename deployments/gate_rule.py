@@ -28,6 +28,13 @@ of 0.24); on a manual where everyday questions reach 0.42-0.48 (PostgreSQL's,
 Python's) the floor is higher too (0.30, 0.31). Figures and the choice:
 benchmarks/results/gate_noise_floor.md. Passages without a floor: the rule above alone.
 
+With `sentence_margin` set, such a question also passes when the best cosine of a quotable sentence of
+its passages (docindex's per-hit sentence_cosine, from the stored quote vectors) reaches the collection's
+sentence floor (the same third best, over everyday questions' best sentences) by `sentence_margin`: a
+user's words can meet one sentence closely where they meet the whole passage loosely (stop 43: pandas'
+"turn one-hot indicator columns back into one categorical column", chunk 0.48 against a floor of 0.33,
+sentence 0.52 against 0.35). The passage cosine must still reach `min_cosine`.
+
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
 """
@@ -35,8 +42,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from deployments.passage import Passage
+
+
+class GateRule(TypedDict):
+    """`decide`'s settings, as the service's Settings.gate_rule() gives them."""
+
+    min_cosine: float
+    coverage_weight: float | None
+    min_evidence: float | None
+    noise_margin: float | None
+    sentence_margin: float | None
 
 
 @dataclass(frozen=True)
@@ -54,17 +72,20 @@ def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | Non
 
 
 def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: float | None = None,
-           min_evidence: float | None = None, noise_margin: float | None = None) -> GateDecision:
+           min_evidence: float | None = None, noise_margin: float | None = None,
+           sentence_margin: float | None = None) -> GateDecision:
     """Pass when the best cosine reaches `min_cosine` and, with both `coverage_weight` and
     `min_evidence` set, the evidence (module docstring) reaches `min_evidence` or, with
-    `noise_margin` set, the best cosine reaches the passages' noise floor + `noise_margin`."""
+    `noise_margin` set, the best cosine reaches the passages' noise floor + `noise_margin`, or, with
+    `sentence_margin` set, their best sentence's cosine reaches the sentence floor + `sentence_margin`."""
     if not passages:
         return GateDecision(passed=False, best_cosine=None)
     best = max(p.cosine for p in passages)
     passed = best >= min_cosine
     if passed and coverage_weight is not None and min_evidence is not None:
         score = evidence(passages, coverage_weight)
-        passed = score is None or score >= min_evidence or above_noise(passages, best, noise_margin)
+        passed = (score is None or score >= min_evidence or above_noise(passages, best, noise_margin)
+                  or sentence_above_noise(passages, sentence_margin))
     return GateDecision(passed=passed, best_cosine=best)
 
 
@@ -72,3 +93,12 @@ def above_noise(passages: Sequence[Passage], best: float, noise_margin: float | 
     """True when `best` reaches the passages' noise floor + `noise_margin` (False without either)."""
     floors = [p.noise_floor for p in passages if p.noise_floor is not None]
     return noise_margin is not None and bool(floors) and best >= max(floors) + noise_margin
+
+
+def sentence_above_noise(passages: Sequence[Passage], sentence_margin: float | None) -> bool:
+    """True when the passages' best sentence cosine reaches their sentence floor + `sentence_margin`
+    (False without either)."""
+    floors = [p.sentence_floor for p in passages if p.sentence_floor is not None]
+    cosines = [p.sentence_cosine for p in passages if p.sentence_cosine is not None]
+    return (sentence_margin is not None and bool(floors) and bool(cosines)
+            and max(cosines) >= max(floors) + sentence_margin)

@@ -60,8 +60,15 @@ def _passage_from_dict(d: dict[str, Any]) -> Passage:
         collection=str(d.get("collection", "") or ""),
         coverage=float(d["coverage"]) if isinstance(d.get("coverage"), (int, float)) else None,
         url=d["url"] if isinstance(d.get("url"), str) and d["url"] else None,
-        noise_floor=float(d["noise_floor"]) if isinstance(d.get("noise_floor"), (int, float)) else None,
+        noise_floor=_number(d.get("noise_floor")),
+        sentence_cosine=_number(d.get("sentence_cosine")),
+        sentence_floor=_number(d.get("sentence_floor")),
     )
+
+
+def _number(value: Any) -> float | None:
+    """A score the server may not send: a float, else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def parse_crag_text(texts: Sequence[str]) -> list[Passage]:

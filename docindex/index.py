@@ -14,6 +14,7 @@ thread-safe), so concurrent searches only serialize on the SQLite part.
 """
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import browse, doclexical, language, lexical, phrase_postings, score_fusion, store
+from . import browse, doclexical, language, lexical, phrase_postings, quote_blobs, score_fusion, store
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
@@ -102,7 +103,7 @@ class Index:
 
     def search(self, query: str, k: int = 5, collection: str | None = None,
                *, mode: str = "hybrid", timings: dict[str, float] | None = None,
-               ranking: Ranking | None = None) -> list[Hit]:
+               ranking: Ranking | None = None, sentences: bool = False) -> list[Hit]:
         """Top-k chunks by the fusion of dense and BM25 (`ranking`, else self.ranking: RRF by
         default; score fusion with document centroids is ranking.DOCUMENT_RANKING; ranking.py).
 
@@ -111,7 +112,8 @@ class Index:
         `mode` "dense" or "bm25" ranks by one retriever alone (for evaluations).
         `timings`, if given, receives milliseconds for embed (its own run; beside BM25 on a large
         index, query_embedding.py), wait (blocked on it and the dense search after BM25), dense (the
-        dense search alone, beside BM25 on a large index), bm25, fuse, total.
+        dense search alone, beside BM25 on a large index), bm25, fuse, total. `sentences`: each hit also
+        carries its best quotable sentence's cosine (Hit.sentence_cosine, from stored quote vectors).
         """
         if mode not in _MODES:
             raise InputError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
@@ -145,7 +147,7 @@ class Index:
             dense = self._queries.follow(
                 embedding, lambda vector: self._dense_ids(snapshot, collection, start, end, vector), len(snapshot.ids))
             phrases = self._tokenizer.tokens(self._conn, terms) if mode != "dense" else []
-            phrase_scores = _memo(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts", phrases[i]))
+            phrase_scores = functools.cache(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts", phrases[i]))
             if mode != "dense":
                 rows, values = snapshot.lexical.scores(phrases, start, end, CANDIDATES, phrase_scores)
                 bm25_ids = snapshot.ids[rows]
@@ -188,6 +190,7 @@ class Index:
             cosines = np.einsum("ij,j->i", snapshot.matrix[top_rows], query_vector)
             coverage = snapshot.lexical.coverage(self._tokenizer.tokens(self._conn, terms), top_rows)
             rows = self._chunk_rows(top_ids.tolist())
+            quotes = store.read_quote_vectors(self._conn, top_ids.tolist()) if sentences else {}
             meta = self._meta       # read with this snapshot: a new base URL moves the index version
         hits = []
         for item, cosine, covered in zip(top, cosines, coverage.tolist()):
@@ -202,7 +205,9 @@ class Index:
                             cosine=float(cosine), bm25=bm25.get(item.chunk_id, 0.0), fusion=item.fusion,
                             fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
                             doc_score=item.doc_score, score=item.score, coverage=covered,
-                            doc_cosine=doc_cosine.get(doc_id, 0.0), url=url))
+                            doc_cosine=doc_cosine.get(doc_id, 0.0), url=url,
+                            sentence_cosine=quote_blobs.best_cosine(quotes[item.chunk_id], len(query_vector),
+                                                                    query_vector) if item.chunk_id in quotes else None))
         if timings is not None:
             t5 = clock()
             timings.update(embed=embed_ms, wait=(t3 - t2) * 1e3, dense=dense_ms + (t4 - t3) * 1e3,
@@ -384,17 +389,6 @@ class Index:
 
     def _unknown_collection_message(self, collection: str, snapshot: Snapshot) -> str:
         return browse.collection_message(collection, sorted(snapshot.collections))
-
-
-def _memo(compute: Callable[[int], tuple[np.ndarray, np.ndarray]]) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
-    """compute(i), each i computed once (a phrase's FTS5 scores serve BM25 and score fusion)."""
-    done: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-    def get(i: int) -> tuple[np.ndarray, np.ndarray]:
-        if i not in done:
-            done[i] = compute(i)
-        return done[i]
-    return get
 
 
 __all__ = ["Index", "Ranking", "RRF_K", "CANDIDATES"]

@@ -9,16 +9,24 @@ lexical coverage, so 5 of 16 were refused (stop 41). The floor is the third best
 PROBES, everyday questions written for this and in no eval set, reach among a collection's first
 PROBE_K passages; the Gate may pass a question whose best cosine clears it by a margin.
 
+A second floor does the same for the passages' quotable sentences (stored quote vectors, quotable.py):
+a question told in a user's words can meet one sentence closely in a passage whose whole text it meets
+loosely ("Is there a function that turns one-hot encoded 0/1 indicator columns back into a single
+categorical column?": pandas' from_dummies page, chunk 0.48, its sentence 0.52), while everyday questions
+stay as low on sentences as on passages (stop 43, benchmarks/results/gate_noise_floor.md).
+
 Searched once per index version and collection (~40 searches: 0.2-0.5 s on 20k chunks), kept per
 open Index; only asked for where a Gate needs it (the MCP tools crag_search and search), never by `docindex search`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from .index import Index
 from .ranking import Ranking
+from .types import Hit
 
 PROBE_K = 4     # the passages the Gate sees (the prompt's k)
 PROBES = (
@@ -78,26 +86,44 @@ def noise_floor(best_cosine: Callable[[str], float | None]) -> float:
     return found[min(FLOOR_RANK, len(found)) - 1] if found else 0.0
 
 
-_FLOORS: WeakKeyDictionary[Index, dict[tuple[int, str | None, Ranking | None], float]] = WeakKeyDictionary()
+@dataclass(frozen=True)
+class Floors:
+    """A collection's noise floors: of the passages' cosine, and of their best quotable sentence's (None: the
+    index stores no quote vectors for what the probes found)."""
+
+    cosine: float
+    sentence: float | None
 
 
-def probe_search(index: Index, collection: str | None,
-                 ranking: Ranking | None = None) -> Callable[[str], float | None]:
-    """A probe's best cosine among `collection`'s first PROBE_K passages in `index` (None: nothing found)."""
-    def best_cosine(probe: str) -> float | None:
-        hits = index.search(probe, PROBE_K, collection, ranking=ranking)
-        return max((hit.cosine for hit in hits), default=None)
-
-    return best_cosine
+_FLOORS: WeakKeyDictionary[Index, dict[tuple[int, str | None, Ranking | None], Floors]] = WeakKeyDictionary()
 
 
-def collection_floor(index: Index, collection: str | None, ranking: Ranking | None = None) -> float:
-    """`collection`'s noise floor in `index` (None: the whole index) under `ranking` (None: the
+def probe_hits(index: Index, collection: str | None, ranking: Ranking | None = None) -> Callable[[str], list[Hit]]:
+    """A probe's first PROBE_K passages of `collection` in `index`, with their best sentences' cosines."""
+    return lambda probe: index.search(probe, PROBE_K, collection, ranking=ranking, sentences=True)
+
+
+def best_cosines(hits: list[Hit]) -> tuple[float | None, float | None]:
+    """The best passage cosine and the best sentence cosine among `hits` (None: none)."""
+    sentences = [hit.sentence_cosine for hit in hits if hit.sentence_cosine is not None]
+    return max((hit.cosine for hit in hits), default=None), max(sentences, default=None)
+
+
+def floors_of(found: dict[str, tuple[float | None, float | None]]) -> Floors:
+    """The floors from each probe's `best_cosines` (a probe missing: nothing found)."""
+    sentence = {probe: pair[1] for probe, pair in found.items()}
+    return Floors(noise_floor(lambda probe: found[probe][0] if probe in found else None),
+                  noise_floor(sentence.get) if any(v is not None for v in sentence.values()) else None)
+
+
+def collection_floors(index: Index, collection: str | None, ranking: Ranking | None = None) -> Floors:
+    """`collection`'s noise floors in `index` (None: the whole index) under `ranking` (None: the
     index's own, as the MCP tools search), searched once per index version."""
     key = (index.version, collection, ranking)
     floors = _FLOORS.setdefault(index, {})
     if key not in floors:
         if any(version != key[0] for version, *_ in floors):
             floors.clear()                      # an ingest moved the index: older floors are stale
-        floors[key] = noise_floor(probe_search(index, collection, ranking))
+        search = probe_hits(index, collection, ranking)
+        floors[key] = floors_of({probe: best_cosines(search(probe)) for probe in PROBES})
     return floors[key]

@@ -36,3 +36,9 @@ def unpack(blob: bytes, dim: int) -> dict[bytes, np.ndarray]:
     rows = np.frombuffer(blob, dtype=record)
     vectors = rows["vector"].astype(np.float32)
     return {bytes(k): v for k, v in zip(rows["key"], vectors)}
+
+
+def best_cosine(blob: bytes, dim: int, vector: np.ndarray) -> float | None:
+    """The highest cosine of the unit `vector` with a sentence of `pack`'s blob; None: no sentence in it."""
+    vectors = list(unpack(blob, dim).values())
+    return float(np.max(np.stack(vectors) @ vector)) if vectors else None

@@ -28,12 +28,15 @@ class Hit:
     doc_cosine: float = 0.0   # cosine of the query with its document's centroid (convex fusion); 0.0 if off
     url: str | None = None    # citation link: front matter's url, else base URL + source + #anchor (links.py)
     noise_floor: float | None = None    # 3rd best cosine everyday questions reach in its collection (noise_floor.py)
+    sentence_cosine: float | None = None    # cosine of its best quotable sentence (stored quote vectors); None: none
+    sentence_floor: float | None = None     # the same 3rd best for everyday questions' best sentences (noise_floor.py)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["heading_path"] = list(self.heading_path)
-        if self.noise_floor is None:        # searched only for a Gate (the MCP tools), not by `docindex search`
-            del d["noise_floor"]
+        for name in ("noise_floor", "sentence_cosine", "sentence_floor"):
+            if d[name] is None:             # searched only for a Gate (the MCP tools), not by `docindex search`
+                del d[name]
         return d
 
 

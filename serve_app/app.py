@@ -74,8 +74,7 @@ def build_app(args: dict[str, Any]) -> Application:
     retriever = Retriever.bind(settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
                                settings.mcp_start_timeout_s, otel_endpoint=otel,
                                quotes=settings.wants_quote_vectors())
-    gate = Gate.bind(settings.gate_min_cosine, otel_endpoint=otel, coverage_weight=settings.gate_coverage_weight,
-                     min_evidence=settings.gate_min_evidence, noise_margin=settings.gate_noise_margin)
+    gate = Gate.bind(settings.gate_rule(), otel_endpoint=otel)
     generator = Generator.bind(settings.engine_spec(), settings.retry_policy(), otel_endpoint=otel,
                                stream_interval_s=settings.stream_interval_s)
     checker = CitationChecker.bind(settings.min_support, otel_endpoint=otel)

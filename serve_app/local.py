@@ -52,10 +52,7 @@ class LocalPipeline:
 
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
         with tracing.replica_span(gate.SPAN, trace):
-            return gate.decide(passages, min_cosine=self.settings.gate_min_cosine,
-                               coverage_weight=self.settings.gate_coverage_weight,
-                               min_evidence=self.settings.gate_min_evidence,
-                               noise_margin=self.settings.gate_noise_margin)
+            return gate.decide(passages, **self.settings.gate_rule())
 
     def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
         return accepted_first(traced_generate(self.engine, prompt, params, self.retry, trace))

@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from deployments.engines.base import EngineSpec
+from deployments.gate_rule import GateRule
 from deployments.generator import RetryPolicy
 from deployments.prompt import PromptLimits
 
@@ -170,6 +171,14 @@ class Settings(BaseSettings):
         "margin: questions told as a user's situation in words a manual does not use. Chosen with the floor's "
         "rank on dev data (PostgreSQL and Python dev halves, cMCP, SDL2): 1 wrong refusal of 186 and 2 off-topic "
         "passes of 62 (3 and 2 with the highest probe + 0.155). null = the evidence rule alone."))
+    gate_sentence_margin: float | None = Field(0.08, ge=0.0, le=2.0, description=(
+        "Such a question also passes when the best cosine of a quotable sentence of its passages (docindex's "
+        "per-hit sentence_cosine, from stored quote vectors) reaches the collection's sentence floor (the third "
+        "best of 40 everyday questions' best sentences) + this margin. Chosen on dev data (the dev halves, "
+        "cMCP, SDL2 and the 19 manuals of stops 34-42 that store quote vectors; fewest errors, ties to the "
+        "largest margin): 13 dev errors against 16 without; held out (the test halves, Django, pandas, MkDocs, "
+        "Kea, three older manuals): 5 of 237 wrongly refused against 11, off-topic refused 97/100 either way "
+        "(benchmarks/results/gate_noise_floor.md). null = off."))
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(
@@ -268,6 +277,12 @@ class Settings(BaseSettings):
     def wants_quote_vectors(self) -> bool:
         """Whether the Retriever fetches stored quote vectors: only for the engine that reads them."""
         return self.engine == "extractive" and self.engine_options.get("embedder", "minilm") != "none"
+
+    def gate_rule(self) -> GateRule:
+        """The Gate's settings as deployments.gate_rule.decide takes them."""
+        return {"min_cosine": self.gate_min_cosine, "coverage_weight": self.gate_coverage_weight,
+                "min_evidence": self.gate_min_evidence, "noise_margin": self.gate_noise_margin,
+                "sentence_margin": self.gate_sentence_margin}
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(retries=self.first_token_retries, backoff_s=self.retry_backoff_s)

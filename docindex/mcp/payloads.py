@@ -40,6 +40,8 @@ def passage_dict(hit: Hit) -> dict[str, Any]:
         "collection": hit.collection,
         "url": hit.url,     # the citation link (docindex/links.py), None without one
         "noise_floor": hit.noise_floor,     # what everyday questions reach in its collection (noise_floor.py)
+        "sentence_cosine": hit.sentence_cosine,     # its best quotable sentence's cosine; None without quote vectors
+        "sentence_floor": hit.sentence_floor,       # what everyday questions' best sentences reach there
     }
 
 

@@ -30,7 +30,7 @@ from mcp_types import CallToolResult, TextContent
 from ..errors import DocindexError, EmptyQuery, InputError, StoreError
 from ..fetch_docs import FetchResult, write_collection_tree
 from ..index import Index
-from ..noise_floor import collection_floor
+from ..noise_floor import collection_floors
 from ..ranking import RANKINGS
 from ..summary import summarize
 from ..types import Hit
@@ -157,7 +157,7 @@ class IndexService:
             return
         try:
             index.search("warm up the embedder", 1, None)
-            collection_floor(index, self.scope(None))      # what a first question's Gate needs (noise_floor.py)
+            collection_floors(index, self.scope(None))     # what a first question's Gate needs (noise_floor.py)
         except DocindexError as exc:
             log.warning("warm-up search failed: %s", exc)
 
@@ -165,21 +165,22 @@ class IndexService:
 def _hits(service: IndexService, query: str, k: int, collection: str | None, rank: str | None = None,
           *, with_floor: bool = False) -> tuple[list[Hit], CallToolResult | None]:
     """The hits (ranked as `rank` names, else as the index does: passages), or the empty-index answer instead;
-    `with_floor`: each carries its collection's noise floor (noise_floor.py), what the Gate weighs a cosine against."""
+    `with_floor`: each carries its best sentence's cosine and its collection's noise floors (noise_floor.py), what
+    the Gate weighs the cosines against."""
     scope = service.scope(collection)
     index = service.fresh()
     if index.is_empty():
         return [], empty_index_result(None)
     try:
-        hits = index.search(query, k, scope, ranking=RANKINGS[rank] if rank else None)
+        hits = index.search(query, k, scope, ranking=RANKINGS[rank] if rank else None, sentences=with_floor)
     except EmptyQuery as exc:
         # Blank, or only stopwords: the schema cannot say so, the index can.
         raise ArgumentViolation(str(exc), path="/query") from exc
     if not hits and scope is not None and index.is_empty(scope):
         return [], empty_index_result(scope)
     if hits and with_floor:
-        floor = collection_floor(index, scope)
-        hits = [replace(hit, noise_floor=floor) for hit in hits]
+        floors = collection_floors(index, scope)
+        hits = [replace(hit, noise_floor=floors.cosine, sentence_floor=floors.sentence) for hit in hits]
     return hits, None
 
 
@@ -319,7 +320,9 @@ def build_tools(service: IndexService) -> list[Tool]:
             "'[cos C  bm25 B  fusion F] <source>#<anchor>' then the text, plus structured passages "
             "(source, anchor, title, text, cosine, bm25, fusion, and why it ranked: score, fields_bm25, "
             "doc_bm25, doc_score, coverage; chunk_id, collection; noise_floor: the third best cosine everyday "
-            "questions reach in the collection).")),
+            "questions reach in the collection; sentence_cosine: its best quotable sentence's cosine, and "
+            "sentence_floor: the same third best over everyday questions' best sentences, null without quote "
+            "vectors).")),
         schema_tool(query_knowledge_hub, QUERY_KNOWLEDGE_HUB_SCHEMA, name="query_knowledge_hub", description=(
             "Search the knowledge hub (MCP Knowledge Service arguments): up to top_k passages, "
             "structured as results [{doc_id, chunk_id, title, content, source, anchor, collection, score, "

@@ -69,10 +69,31 @@ def test_a_cosine_well_above_the_collections_noise_floor_passes_without_the_word
     assert not decide([floored(0.28, 0.0, 0.0)], **rule).passed                   # the cosine floor still holds
 
 
+def test_a_sentence_well_above_the_collections_sentence_floor_passes_a_question_the_passages_do_not():
+    """pandas: "Is there a function that turns one-hot encoded 0/1 indicator columns back into a single
+    categorical column?" reaches chunk cosine 0.476 (coverage 0.22, floor 0.332) and, in from_dummies'
+    page, a sentence at 0.515 where everyday questions' best sentences reach 0.349 (stop 43)."""
+    def sentenced(cosine: float, sentence: float | None, sentence_floor: float | None) -> Passage:
+        return Passage(source="a.md", text="t", cosine=cosine, coverage=0.22, noise_floor=0.332,
+                       sentence_cosine=sentence, sentence_floor=sentence_floor)
+    rule = {**RULE, "noise_margin": 0.15, "sentence_margin": 0.08}
+    assert decide([sentenced(0.476, 0.515, 0.349)], **rule).passed
+    assert not decide([sentenced(0.476, 0.515, 0.349)], **{**rule, "sentence_margin": None}).passed     # off
+    assert not decide([sentenced(0.476, 0.42, 0.349)], **rule).passed         # under the sentence floor + margin
+    assert not decide([sentenced(0.476, 0.515, None)], **rule).passed         # no floor sent (no quote vectors)
+    assert not decide([sentenced(0.476, None, 0.349)], **rule).passed
+    assert not decide([sentenced(0.27, 0.9, 0.349)], **rule).passed           # the cosine floor still holds
+    # the best sentence of any passage counts, against the highest floor sent
+    assert decide([sentenced(0.476, None, 0.349), sentenced(0.40, 0.515, 0.30)], **rule).passed
+    assert not decide([sentenced(0.476, 0.40, 0.349), sentenced(0.40, 0.40, 0.30)], **rule).passed
+
+
 def test_the_shipped_settings_are_the_rule_chosen_on_the_dev_halves():
     s = Settings(_env_file=None)
     assert (s.gate_min_cosine, s.gate_coverage_weight, s.gate_min_evidence) == (0.29, 0.65, 0.68)
-    assert s.gate_noise_margin == 0.15
+    assert (s.gate_noise_margin, s.gate_sentence_margin) == (0.15, 0.08)
+    assert s.gate_rule() == {"min_cosine": 0.29, "coverage_weight": 0.65, "min_evidence": 0.68,
+                             "noise_margin": 0.15, "sentence_margin": 0.08}
 
 
 def test_the_deployment_module_decides_with_the_same_rule():
