@@ -41,7 +41,11 @@ def test_a_structured_passage_keeps_its_coverage_and_its_collections_noise_floor
     sent = {"source": "a.md", "text": "t", "cosine": 0.5, "coverage": 0.25, "noise_floor": 0.31}
     assert (_passage_from_dict(sent).coverage, _passage_from_dict(sent).noise_floor) == (0.25, 0.31)
     older = _passage_from_dict({"source": "a.md", "text": "t", "cosine": 0.5})     # a server without them
-    assert (older.coverage, older.noise_floor) == (None, None)
+    assert (older.coverage, older.noise_floor, older.sentence_cosine, older.sentence_floor) == (None,) * 4
+    sentenced = _passage_from_dict({**sent, "sentence_cosine": 0.52, "sentence_floor": 0.35})
+    assert (sentenced.sentence_cosine, sentenced.sentence_floor) == (0.52, 0.35)
+    odd = _passage_from_dict({**sent, "sentence_cosine": True, "sentence_floor": "0.35"})    # not numbers: not sent
+    assert (odd.sentence_cosine, odd.sentence_floor) == (None, None)
 
 
 @on_session_loop
