@@ -176,8 +176,8 @@ class Settings(BaseSettings):
         "per-hit sentence_cosine, from stored quote vectors) reaches the collection's sentence floor (the third "
         "best of 40 everyday questions' best sentences) + this margin. Chosen on dev data (the dev halves, "
         "cMCP, SDL2 and the 19 manuals of stops 34-42 that store quote vectors; fewest errors, ties to the "
-        "largest margin): 13 dev errors against 16 without; held out (the test halves, Django, pandas, MkDocs, "
-        "Kea, three older manuals): 5 of 237 wrongly refused against 11, off-topic refused 97/100 either way "
+        "largest margin): 13 dev errors against 16 without; held out (the test halves and 10 manuals, 3 of them "
+        "asked after the choice): 6 of 285 wrongly refused against 16, off-topic refused 120/124 against 121 "
         "(benchmarks/results/gate_noise_floor.md). null = off."))
 
     # ---------------------------------------------------------------- prompt / generation
