@@ -34,13 +34,49 @@ __all__ = ["Block", "BlockKind", "Extracted", "UnreadableFile", "extract", "pars
 def parse_text(text: str) -> Extracted:
     """Plain text: paragraphs between blank lines; a `.txt` that is AsciiDoc (git's manual pages
     and their include files) is read as AsciiDoc (asciidoc.py), one that is reStructuredText
-    (lighttpd's module documents) as reST (rst.py)."""
+    (lighttpd's module documents) as reST (rst.py). A paragraph's first line underlined ("Title" over
+    "-----", or also overlined) is a heading, levels in the order the underline characters first
+    appear, as plain-text documents write them: lighttpd's performance.txt has no reST directive, and
+    its "lighttpd configuration tuning for low-memory systems" over a row of dashes was quoted whole."""
     if looks_like_asciidoc(text):
         return parse_asciidoc(text)
     if looks_like_rst(text):
         return parse_rst(text)
-    paragraphs = [p.strip("\n") for p in re.split(r"\n[ \t]*\n", text)]
-    return Extracted(None, [Block("para", p) for p in paragraphs if p.strip()])
+    blocks: list[Block] = []
+    styles: dict[tuple[str, bool], int] = {}
+    for paragraph in re.split(r"\n[ \t]*\n", text):
+        lines = paragraph.strip("\n").splitlines()
+        title, rest = _underlined(lines)
+        if title is not None:
+            blocks.append(Block("heading", title[0], styles.setdefault(title[1], len(styles) + 1)))
+        body = "\n".join(rest).strip("\n")
+        if body.strip():
+            blocks.append(Block("para", body))
+    first = blocks[0] if blocks else None
+    return Extracted(first.text if first and first.kind == "heading" and first.level == 1 else None, blocks)
+
+
+_UNDERLINE = re.compile(r"^([=\-~^*#+])\1{2,}[ \t]*$")
+MAX_TITLE_CHARS = 120
+
+
+def _underlined(lines: list[str]) -> tuple[tuple[str, tuple[str, bool]] | None, list[str]]:
+    """A plain-text title at the top of a paragraph ((text, its adornment style), the lines after it),
+    or (None, the lines): a line of text over a row of one of = - ~ ^ * # + (3 or more), or between two
+    equal such rows."""
+    def is_title(line: str, rule: str) -> bool:
+        """A sentence or a statement over a row of another length is text over a separator (valgrind's
+        FAQ: "Don't feel bad: almost everyone gets it wrong at first." over 72 dashes), not a title."""
+        text = line.strip()
+        return bool(text) and not line[:1].isspace() and len(text) <= MAX_TITLE_CHARS \
+            and not _UNDERLINE.match(text) \
+            and (not text.endswith((".", "!", "?", ";", "{", "}")) or abs(len(rule.strip()) - len(text)) <= 2)
+    if len(lines) >= 3 and _UNDERLINE.match(lines[0]) and lines[2].strip() == lines[0].strip() \
+            and is_title(lines[1].strip(), lines[0]):
+        return (lines[1].strip(), (lines[0].strip()[0], True)), lines[3:]
+    if len(lines) >= 2 and _UNDERLINE.match(lines[1]) and is_title(lines[0], lines[1]):
+        return (lines[0].strip(), (lines[1].strip()[0], False)), lines[2:]
+    return None, lines
 
 
 # ---------------------------------------------------------------- PDF

@@ -124,7 +124,8 @@ def test_a_txt_is_asciidoc_only_with_two_kinds_of_its_markup():
     assert looks_like_asciidoc(GIT_PAGE)
     plain = "Release notes\n=============\n\nThis release fixes two bugs: see the tracker.\n\nThanks to all::\n"
     assert not looks_like_asciidoc(plain)           # an underlined title alone (and one "::" line) is not enough
-    assert parse_text(plain).blocks[0].text == "Release notes\n============="      # plain text, as before
+    assert [(b.kind, b.text) for b in parse_text(plain).blocks[:2]] == [      # plain text: its underlined title
+        ("heading", "Release notes"), ("para", "This release fixes two bugs: see the tracker.")]   # a heading
     ruled = "Release notes\n=============\n\n----------\nFixed two bugs in the parser.\n----------\n"
     assert not looks_like_asciidoc(ruled)           # a title and rules: how plain text is written too
 
