@@ -245,12 +245,21 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
     terms: list[str] = []
     at = b - 1
     while at >= 0 and blocks[at].kind == "prose" and len(terms) < (MAX_TERM_LINES if MULTI_LINE_TERMS else 1):
-        term = _term_line(text[blocks[at].start:blocks[at].end])
-        if not term:
+        line = text[blocks[at].start:blocks[at].end]
+        term = _term_line(line)
+        if not term and not (FIELDS_PASSED and _FIELD.match(line.strip())):
             break
-        terms.insert(0, term)
+        if term:
+            terms.insert(0, term)
         at -= 1
     return ", ".join(terms)
+
+
+# A field line between a term and its text ("Grammar: max-cache-size ( default | … );" in BIND's
+# reference, too long to be a term) does not end the term: the name above it is still the term
+# (stop 43: "Blocks: options, view, Tags: server: Sets the maximum amount of memory…" named no option).
+FIELDS_PASSED = True
+_FIELD = re.compile(r"^\**[A-Z][A-Za-z]*(?: [A-Za-z]+){0,2}\**:\**\s+\S")
 
 
 def _continues(text: str, blocks: Sequence[Unit], b: int, start: int, unit: Unit) -> bool:

@@ -281,6 +281,22 @@ def test_an_options_spellings_are_its_term_together_not_the_last_one_alone() -> 
                      "The keyid argument is optional"]
 
 
+def test_a_field_too_long_to_be_a_term_does_not_hide_the_name_above_it() -> None:
+    """BIND's reference: the option's name, then "Grammar: …" (too long for a term), "Blocks: …" and
+    "Tags: …" fields, then its text, which was quoted as "Blocks: options, view, Tags: server: Sets …"."""
+    entry = ("This option is deprecated and no longer has any effect.\n\nmax-cache-size\n\n"
+             "Grammar: max-cache-size ( default | unlimited | <sizeval> | <percentage> );\n\n"
+             "Blocks: options, view\n\nTags: server\n\n"
+             "Sets the maximum amount of memory to use for an individual cache database.")
+    found = [c.text for c in candidates([Passage("reference.html", entry, 0.5)])]
+    assert found[-1] == ("max-cache-size, Blocks: options, view, Tags: server: Sets the maximum amount of memory "
+                         "to use for an individual cache database")
+    # a sentence above the fields still ends the term: the fields alone are the term, as before
+    fields_only = "It is deprecated.\n\nBlocks: options, view\n\nSets the maximum amount of memory for a cache."
+    assert [c.text for c in candidates([Passage("r.html", fields_only, 0.5)])][-1] == \
+        "Blocks: options, view: Sets the maximum amount of memory for a cache"
+
+
 def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
