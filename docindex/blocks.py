@@ -38,8 +38,8 @@ a quote keeps bracketed content, "[1, 20]" as "(1, 20)", and drops only footnote
 (a block of nothing but pagination links, "« Previous Next »", is not text). 17: stop 40 (an HTML heading's,
 label's or table cell's inline elements are joined as written: “Red Eye Removal”, not “ Red Eye Removal ”).
 18-27: stops 40-42 (their commits say which rule each). 28: stop 43 (the PyData and Book themes' "On this
-page" label is chrome). 29: stop 43 (a plain-text paragraph's underlined or overlined first line is a heading). 30: stop 43
-(a field line, "Grammar: …", between a term and its text does not end the term)."""
+page" label is chrome). 29: stop 43 (a plain-text paragraph's underlined or overlined first line is a
+heading). 30: stop 43 (a field line, "Grammar: …", between a term and its text does not end the term)."""
 
 
 @dataclass(frozen=True)
