@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 30
+READING_VERSION = 31
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -39,7 +39,8 @@ a quote keeps bracketed content, "[1, 20]" as "(1, 20)", and drops only footnote
 label's or table cell's inline elements are joined as written: “Red Eye Removal”, not “ Red Eye Removal ”).
 18-27: stops 40-42 (their commits say which rule each). 28: stop 43 (the PyData and Book themes' "On this
 page" label is chrome). 29: stop 43 (a plain-text paragraph's underlined or overlined first line is a
-heading). 30: stop 43 (a field line, "Grammar: …", between a term and its text does not end the term)."""
+heading). 30: stop 43 (a field line, "Grammar: …", between a term and its text does not end the term). 31:
+stop 43 (a term's description in lower case is quoted with it, and a "Default: …" line after it too)."""
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .quotable_code import FENCE_RUN as _FENCE_RUN
-from .quotable_code import MARKER_LIKE as _MARKER_LIKE
+from .quotable_clean import clean_sentence
 from .quotable_code import code_line as _code_line
 from .quotable_code import inline_code as _inline_code
 from .quotable_code import quotable_code as _quotable_code
@@ -29,20 +28,7 @@ from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, split_sentences, unit_sentence_spans, units
 from .table_rows import row_text
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
-_CODE_SPAN = re.compile(r"`[^`\n]+`")
-MARKERS = "footnotes"   # stop 40: "[1, 20]", "a[0]" are content, quoted as "(1, 20)", "a(0)"; "removed": as before
-_FOOTNOTE = re.compile(r"(?<![\w\])])\[\s*\d+\s*\](?![\w\[(])")
-_CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
-_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
-_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
-# Kept verbatim through the emphasis cleanup: code spans (`**kwargs`), dunder names (`object.__repr__`,
-# `__init__.py`) and double underscores inside a word (`name__icontains`). Until stop 28 they lost
-# their `**` and `__`: "object.__repr__(self)" was quoted as "object.repr(self)".
-_VERBATIM = re.compile(r"`[^`\n]+`|(?<![\w*])__[A-Za-z0-9]\w*?__(?![\w*])|[A-Za-z0-9]+__\w+")
-_DANGLING_MARKER = re.compile(r"[;,]\s+\d{1,3}[.)]$")   # "…; 3.": the next item's marker, cut from its text
-_QUOTED_LINE = re.compile(r"\n[ \t]*(?:>[ \t]?)+")          # a blockquote's wrapped line: "visible to\n> any user"
 
 
 @dataclass(frozen=True)
@@ -50,45 +36,6 @@ class Candidate:
     n: int              # passage number (1-based)
     start: int          # offset in the passage text: document order
     text: str           # cleaned, without its final punctuation
-
-
-def _strip_emphasis(text: str) -> str:
-    """`**bold**` / `__bold__` to their text, stray `**` / `__` off; code spans and identifiers kept as written."""
-    kept: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        kept.append(match.group())
-        return f"\x00{len(kept) - 1}\x00"
-
-    # A text that holds NUL already is stripped as before: the placeholders would be ambiguous.
-    protected = text if "\x00" in text else _VERBATIM.sub(keep, text)
-    text = _EMPHASIS.sub(r"\2", protected).replace("**", "").replace("__", "")
-    return re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text) if kept else text
-
-
-def clean_sentence(raw: str) -> str:
-    """Markdown scaffolding off a sentence: links to their text, list/heading
-    markers, emphasis, stray brackets; its final punctuation removed."""
-    text = _LINK.sub(r"\1", _CHECKBOX.sub("", _QUOTED_LINE.sub("\n", raw)))
-    text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
-    text = (_MARKER_LIKE if MARKERS == "removed" else _FOOTNOTE).sub("", text)            # a footnote's [1] is not
-    text = _LEAD.sub("", text)
-    text = _strip_emphasis(text)
-    text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
-                          text.replace("[", "(").replace("]", ")"))
-    text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
-    text = _DANGLING_MARKER.sub("", text)
-    return _balanced(text.rstrip(".!?:;, "))
-
-
-def _balanced(text: str) -> str:
-    """A parenthesized sentence loses the bracket its sentence split left unmatched:
-    "(A password is only of use for roles having the LOGIN attribute, …" quotes without it."""
-    if text.startswith("(") and text.count("(") > text.count(")"):
-        text = text[1:].lstrip()
-    if text.endswith(")") and text.count(")") > text.count("("):
-        text = text[:-1].rstrip(".!?:;, ")
-    return text
 
 
 def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
@@ -115,6 +62,10 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     sentence = _with_code(said, _inline_code(text, after))   # "Run tests by keyword expressions:
                     if sentence != said and min_words <= len(sentence.split()) <= max_words:   # `pytest -k …`"
                         found.append(Candidate(n, unit.start, sentence))
+                continue
+            value = _value_field(text, blocks, b) if unit.kind == "prose" else ""
+            if value:
+                found.append(Candidate(n, unit.start, value))   # "server.max-request-size: Default: 2097152 (2GB)"
                 continue
             if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
                     and _term(text, blocks, b + 1):
@@ -243,16 +194,39 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
     `--gpg-sign[=<keyid>]`, `--no-gpg-sign`): all of them are the term, joined
     by commas; the last alone can say the opposite of the text."""
     terms: list[str] = []
-    at = b - 1
+    named = False           # a field above the name ("Default: not set" over "server.max-request-size") is the
+    at = b - 1              # entry before's
     while at >= 0 and blocks[at].kind == "prose" and len(terms) < (MAX_TERM_LINES if MULTI_LINE_TERMS else 1):
         line = text[blocks[at].start:blocks[at].end]
         term = _term_line(line)
-        if not term and not (FIELDS_PASSED and _FIELD.match(line.strip())):
+        field = FIELDS_PASSED and bool(_FIELD.match(line.strip()))
+        if not term and not field or field and named:
             break
         if term:
             terms.insert(0, term)
+            named = named or not field
         at -= 1
     return ", ".join(terms)
+
+
+VALUE_FIELDS = True
+_VALUE_FIELD = re.compile(r"^\**(?:Default(?: value)?|Defaults|Type|Values?|Range|Units?|Scope|Context)\**:\**\s+\S",
+                          re.IGNORECASE)
+
+
+def _value_field(text: str, blocks: Sequence[Unit], b: int) -> str:
+    """A one-line "Default: 2097152 (2GB)" after the text of a term, quoted with that term (stop 43: lighttpd's
+    options, each a term, its description, then its default; alone the line is too short to quote and says
+    nothing of what it is the default of); "" when `b` is no such line."""
+    line = text[blocks[b].start:blocks[b].end].strip()
+    if not VALUE_FIELDS or b < 2 or "\n" in line or not _VALUE_FIELD.match(line) or blocks[b - 1].kind != "prose":
+        return ""
+    described = text[blocks[b - 1].start:blocks[b - 1].end].strip()
+    if _term_line(described) or _FIELD.match(described):
+        return ""           # Exim's "Use: main" / "Type: string†" / "Default: 50M" over the text: its term's fields
+    term = _term(text, blocks, b - 1)
+    sentence = clean_sentence(line)
+    return f"{term}: {sentence}" if term and len(sentence.split()) <= TERM_MAX_WORDS else ""
 
 
 # A field line between a term and its text ("Grammar: max-cache-size ( default | … );" in BIND's
@@ -268,8 +242,15 @@ def _continues(text: str, blocks: Sequence[Unit], b: int, start: int, unit: Unit
     poll …")."""
     if start != unit.start or b == 0 or blocks[b - 1].kind != "prose":
         return False
+    if DESCRIBED_TERMS and _term(text, blocks, b):
+        return False        # "server.max-request-size" over "maximum size in kbytes of the request …": a term
     before = text[blocks[b - 1].start:blocks[b - 1].end].rstrip(" *_`\"')]")
     return bool(before) and before[-1] not in ".!?:;"
+
+
+# Stop 43: a description in lower case under its term (lighttpd's options, reST definition lists, man pages'
+# "-v" / "be verbose") is quoted with the term; it was taken for the tail of a wrapped line and never quoted.
+DESCRIBED_TERMS = True
 
 
 def _term_line(line: str) -> str:

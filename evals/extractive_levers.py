@@ -52,7 +52,7 @@ import numpy as np
 from deployments.citations import content_words
 from deployments.engines import extractive as X
 from deployments.passage import Passage
-from docindex import quotable
+from docindex import quotable, quotable_clean
 from evals import extractive_oos, extractive_tune
 from evals.cases import load_cases
 from evals.extractive_tune import Memo, half, ready
@@ -250,7 +250,7 @@ def main() -> int:
                 _setting(quotable, "POINTERS_SKIPPED", lever.get("pointers")), \
                 _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")), \
                 _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")), \
-                _setting(quotable, "MARKERS", lever.get("markers")):
+                _setting(quotable_clean, "MARKERS", lever.get("markers")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

@@ -56,7 +56,8 @@ from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
 from docindex import quotable, quote_blobs
-from docindex.quotable import Candidate, clean_sentence
+from docindex.quotable import Candidate
+from docindex.quotable_clean import clean_sentence
 
 __all__ = ["Candidate", "ExtractiveEngine", "candidates", "clean_sentence"]
 

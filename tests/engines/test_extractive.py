@@ -297,6 +297,25 @@ def test_a_field_too_long_to_be_a_term_does_not_hide_the_name_above_it() -> None
         "Blocks: options, view: Sets the maximum amount of memory for a cache"
 
 
+def test_a_lower_case_description_is_quoted_with_its_term_and_its_default_too() -> None:
+    """lighttpd's configuration.txt: each option, its description in lower case, then "Default: …". The
+    description was taken for the tail of a wrapped line and never quoted, and "Default: 2097152 (2GB)" was
+    too short to quote (or was glued to the next option as its term)."""
+    options = ("server.pid-file\n\nset the name of the .pid-file where the PID of the server should be placed.\n\n"
+               "Default: not set\n\nserver.max-request-size\n\n"
+               "maximum size in kbytes of the request (header + body). Only applies to POST requests.\n\n"
+               "Default: 2097152 (2GB)\n")
+    found = [c.text for c in candidates([Passage("configuration.txt", options, 0.5)])]
+    assert found == ["server.pid-file: set the name of the .pid-file where the PID of the server should be placed",
+                     "server.pid-file: Default: not set",
+                     "server.max-request-size: maximum size in kbytes of the request (header + body)",
+                     "Only applies to POST requests", "server.max-request-size: Default: 2097152 (2GB)"]
+    # Exim's fields sit between the name and the text: they stay the term's, not quoted alone
+    exim = "message_size_limit\n\nUse: main\n\nType: string\n\nDefault: 50M\n\nThis option limits the size of a message."
+    assert [c.text for c in candidates([Passage("spec.html", exim, 0.5)])] == [
+        "message_size_limit, Use: main, Type: string, Default: 50M: This option limits the size of a message"]
+
+
 def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
