@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 31
+READING_VERSION = 32
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -38,9 +38,11 @@ a quote keeps bracketed content, "[1, 20]" as "(1, 20)", and drops only footnote
 (a block of nothing but pagination links, "« Previous Next »", is not text). 17: stop 40 (an HTML heading's,
 label's or table cell's inline elements are joined as written: “Red Eye Removal”, not “ Red Eye Removal ”).
 18-27: stops 40-42 (their commits say which rule each). 28: stop 43 (the PyData and Book themes' "On this
-page" label is chrome). 29: stop 43 (a plain-text paragraph's underlined or overlined first line is a
-heading). 30: stop 43 (a field line, "Grammar: …", between a term and its text does not end the term). 31:
-stop 43 (a term's description in lower case is quoted with it, and a "Default: …" line after it too)."""
+page" label is chrome; read again as text from 32). 29: stop 43 (a plain-text paragraph's underlined or
+overlined first line is a heading). 30: stop 43 (a field line, "Grammar: …", between a term and its text does
+not end the term). 31: stop 43 (a term's description in lower case is quoted with it, and a "Default: …" line
+after it too). 32: stop 43 (28's rule taken back: it moved each pandas page's title out of its first chunk
+and cost rankings)."""
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,6 @@ _CHROME = ", ".join((
     "#blanket-implementations", "#blanket-implementations-list",
     "#synthetic-implementations", "#synthetic-implementations-list",
     "dialog", "[role=dialog]", "[role=alertdialog]",    # modals: search boxes, keyboard-shortcut tables
-    "div.onthispage",       # PyData and Book themes: "On this page" over the page's contents (it led 2,597 of
-                            # pandas' 2,610 first chunks; the contents themselves are a <nav>)
 ))
 
 # Link-dense blocks: navigation whatever a generator calls it (menus, breadcrumbs, "on this page"

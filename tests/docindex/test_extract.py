@@ -226,8 +226,6 @@ def test_a_manual_written_as_preformatted_text_is_a_document(tmp_path):
     '<div class="prev-next-area"><a class="left-prev" href="style.html" title="previous page"><p>previous</p>'
     '<p>Table Visualization</p></a><a class="right-next" href="w.html" title="next page"><p>next</p><p>Windowing</p></a></div>',
     '<a class="next-page" href="n.html"><div class="context"><span>Next</span></div><div class="title">Usage</div></a>',
-    # the PyData and Book themes' label over the page's table of contents (2,597 of pandas' 2,610 pages)
-    '<div class="tocsection onthispage pt-5 pb-3"><i class="fas fa-list"></i> On this page</div>',
 ])
 def test_html_page_chrome_is_not_text(tmp_path, chrome):
     path = tmp_path / "page.html"
