@@ -94,6 +94,10 @@ async def test_crag_search_returns_one_crag_formatted_item_per_passage(small_ind
     assert 0.0 <= passages[0]["coverage"] <= 1.0      # why it ranked: the query words it holds (issue 13 item 6)
     floors = {p["noise_floor"] for p in passages}     # what everyday questions reach here (noise_floor.py)
     assert len(floors) == 1 and -1.0 <= floors.pop() < 1.0
+    # and over sentences: ingest stored quote vectors, so the Gate's sentence clause has both sides
+    sentence_floors = {p["sentence_floor"] for p in passages}
+    assert len(sentence_floors) == 1 and -1.0 <= sentence_floors.pop() <= 1.0
+    assert any(isinstance(p["sentence_cosine"], float) and -1.0 <= p["sentence_cosine"] <= 1.0 for p in passages)
     fusions = [p["fusion"] for p in passages]
     assert fusions == sorted(fusions, reverse=True)
     head = result.content[0].text.split("\n", 1)[0]
