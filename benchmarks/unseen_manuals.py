@@ -33,6 +33,14 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     # apt-get install lighttpd-doc cyrus-doc
     docindex ingest /usr/share/doc/lighttpd --db /tmp/lighttpd.db --collection lighttpd   # reST-style .txt files
     docindex ingest /usr/share/doc/cyrus-doc/html --db /tmp/cyrus.db --collection cyrus
+    # stop 43: apt-get install mkdocs-doc python-django-doc python-pandas-doc kea-doc sphinx-doc python-celery-doc bind9-doc
+    docindex ingest /usr/share/doc/mkdocs/html --db /tmp/mkdocs.db --collection mkdocs
+    docindex ingest /usr/share/doc/python-django-doc/html --db /tmp/django.db --collection django
+    docindex ingest /usr/share/doc/python-pandas-doc/html --db /tmp/pandas.db --collection pandas   # 1,511 redirect stubs
+    docindex ingest /usr/share/doc/kea/html --db /tmp/kea.db --collection kea
+    docindex ingest /usr/share/doc/sphinx-doc/html --db /tmp/sphinx.db --collection sphinx
+    docindex ingest /usr/share/doc/python-celery-doc/html --db /tmp/celery.db --collection celery
+    docindex ingest /usr/share/doc/bind9-doc/arm --db /tmp/bind.db --collection bind
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
