@@ -52,6 +52,7 @@ UNSEEN = REPO / "benchmarks/oos/unseen/questions.jsonl"
 MARGINS = [round(0.01 * m, 2) for m in range(8, 27)]
 SENTENCE_MARGINS = [round(0.01 * m, 2) for m in range(4, 27)]
 RANKS = (1, 2, 3, 4)
+SHIPPED_RULE = Settings(_env_file=None).gate_rule()     # the clauses each variant below replaces
 
 
 def labelled(name: str) -> list[tuple[str, str, str]]:
@@ -86,16 +87,14 @@ def tally(data: dict[str, Any], rank: int | None, margin: float | None, split: s
           sentence_margin: float | None = None) -> tuple[int, int, int, int]:
     """wrong refusals, answerable, off-topic passed, off-topic; rank None: the evidence rule alone;
     sentence_margin None: no sentence clause."""
-    s = Settings(_env_file=None)
+    rule = {**SHIPPED_RULE, "noise_margin": margin if rank else None, "sentence_margin": sentence_margin}
     floor = data["probes"][rank - 1] if rank else None
     wrong = real = passed = off = 0
     for row in data["rows"]:
         if split and row["split"] != split:
             continue
         given = [replace(p, noise_floor=floor, sentence_floor=data["sentence_floor"]) for p in row["passages"]]
-        ok = decide(given, min_cosine=s.gate_min_cosine, coverage_weight=s.gate_coverage_weight,
-                    min_evidence=s.gate_min_evidence, noise_margin=margin if rank else None,
-                    sentence_margin=sentence_margin).passed
+        ok = decide(given, **rule).passed
         if row["kind"] == "real":
             real, wrong = real + 1, wrong + (not ok)
         else:
@@ -144,8 +143,8 @@ def main() -> None:
     data = {name: measure(name, str(REPO / db) if not db.startswith("/") else db) for name, db in sets.items()}
     dev = [(data[n], "dev" if n in ("postgresql", "python") else None) for n in dev_names]
     rank, margin, grid = choose(dev)
-    shipped = (FLOOR_RANK, Settings(_env_file=None).gate_noise_margin)
-    sentence_shipped = Settings(_env_file=None).gate_sentence_margin
+    shipped = (FLOOR_RANK, SHIPPED_RULE["noise_margin"])
+    sentence_shipped = SHIPPED_RULE["sentence_margin"]
     sentence_margin, sentence_grid = choose_sentence_margin(dev + [(data[n], None) for n in sentence_dev], shipped)
     lines = ["# The Gate's noise-floor clauses (benchmarks/gate_noise_floor.py)", "",
              f"{info['date']} · {info['machine']} · commit {_commit()} · load {info['load_avg_1m_at_start']} · "

@@ -50,11 +50,11 @@ CHUNKS = 50            # chunks asked for: enough to fill 10 distinct documents
 
 def shipped_gate() -> dict[str, float | None]:
     """The Gate's shipped settings (serve_app/settings.py defaults)."""
+    from deployments.gate_rule import GateRule
     from serve_app.settings import Settings
 
     fields = Settings.model_fields
-    return {name: fields[f"gate_{name}"].default
-            for name in ("min_cosine", "coverage_weight", "min_evidence", "noise_margin", "sentence_margin")}
+    return {name: fields[f"gate_{name}"].default for name in GateRule.__required_keys__}
 
 
 def gate_passes(passages: list[tuple], **rule: float | None) -> bool:

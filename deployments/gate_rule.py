@@ -91,14 +91,17 @@ def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: f
 
 def above_noise(passages: Sequence[Passage], best: float, noise_margin: float | None) -> bool:
     """True when `best` reaches the passages' noise floor + `noise_margin` (False without either)."""
-    floors = [p.noise_floor for p in passages if p.noise_floor is not None]
-    return noise_margin is not None and bool(floors) and best >= max(floors) + noise_margin
+    return _clears(best, [p.noise_floor for p in passages], noise_margin)
 
 
 def sentence_above_noise(passages: Sequence[Passage], sentence_margin: float | None) -> bool:
     """True when the passages' best sentence cosine reaches their sentence floor + `sentence_margin`
-    (False without either)."""
-    floors = [p.sentence_floor for p in passages if p.sentence_floor is not None]
+    (False without either, or without a sentence cosine)."""
     cosines = [p.sentence_cosine for p in passages if p.sentence_cosine is not None]
-    return (sentence_margin is not None and bool(floors) and bool(cosines)
-            and max(cosines) >= max(floors) + sentence_margin)
+    return bool(cosines) and _clears(max(cosines), [p.sentence_floor for p in passages], sentence_margin)
+
+
+def _clears(value: float, floors: Sequence[float | None], margin: float | None) -> bool:
+    """`value` reaches the highest of the floors sent + `margin` (False without a margin or a floor)."""
+    sent = [floor for floor in floors if floor is not None]
+    return margin is not None and bool(sent) and value >= max(sent) + margin

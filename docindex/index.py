@@ -206,8 +206,8 @@ class Index:
                             fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
                             doc_score=item.doc_score, score=item.score, coverage=covered,
                             doc_cosine=doc_cosine.get(doc_id, 0.0), url=url,
-                            sentence_cosine=quote_blobs.best_cosine(quotes[item.chunk_id], len(query_vector),
-                                                                    query_vector) if item.chunk_id in quotes else None))
+                            sentence_cosine=quote_blobs.best_cosine(quotes[item.chunk_id], query_vector)
+                            if item.chunk_id in quotes else None))
         if timings is not None:
             t5 = clock()
             timings.update(embed=embed_ms, wait=(t3 - t2) * 1e3, dense=dense_ms + (t4 - t3) * 1e3,

@@ -111,9 +111,9 @@ def best_cosines(hits: list[Hit]) -> tuple[float | None, float | None]:
 
 def floors_of(found: dict[str, tuple[float | None, float | None]]) -> Floors:
     """The floors from each probe's `best_cosines` (a probe missing: nothing found)."""
-    sentence = {probe: pair[1] for probe, pair in found.items()}
-    return Floors(noise_floor(lambda probe: found[probe][0] if probe in found else None),
-                  noise_floor(sentence.get) if any(v is not None for v in sentence.values()) else None)
+    cosine = noise_floor(lambda probe: found.get(probe, (None, None))[0])
+    sentence = noise_floor(lambda probe: found.get(probe, (None, None))[1])
+    return Floors(cosine, sentence if any(pair[1] is not None for pair in found.values()) else None)
 
 
 def collection_floors(index: Index, collection: str | None, ranking: Ranking | None = None) -> Floors:

@@ -28,17 +28,25 @@ def pack(texts: Sequence[str], vectors: np.ndarray) -> bytes:
     return out.tobytes()
 
 
-def unpack(blob: bytes, dim: int) -> dict[bytes, np.ndarray]:
-    """key → float32 vector from `pack`'s blob; {} for a blob that is not one of `dim`-sized vectors."""
+def _records(blob: bytes, dim: int) -> np.ndarray | None:
+    """`pack`'s blob as (key, vector) records; None for a blob that is not one of `dim`-sized vectors."""
     record = np.dtype([("key", f"V{KEY_BYTES}"), ("vector", VECTOR_DTYPE, (dim,))])
     if dim <= 0 or len(blob) % record.itemsize:
+        return None
+    return np.frombuffer(blob, dtype=record)
+
+
+def unpack(blob: bytes, dim: int) -> dict[bytes, np.ndarray]:
+    """key → float32 vector from `pack`'s blob; {} for a blob that is not one of `dim`-sized vectors."""
+    rows = _records(blob, dim)
+    if rows is None:
         return {}
-    rows = np.frombuffer(blob, dtype=record)
     vectors = rows["vector"].astype(np.float32)
     return {bytes(k): v for k, v in zip(rows["key"], vectors)}
 
 
-def best_cosine(blob: bytes, dim: int, vector: np.ndarray) -> float | None:
-    """The highest cosine of the unit `vector` with a sentence of `pack`'s blob; None: no sentence in it."""
-    vectors = list(unpack(blob, dim).values())
-    return float(np.max(np.stack(vectors) @ vector)) if vectors else None
+def best_cosine(blob: bytes, vector: np.ndarray) -> float | None:
+    """The highest cosine of the unit `vector` with a sentence of `pack`'s blob (vectors of its size); None: no
+    sentence in it."""
+    rows = _records(blob, len(vector))
+    return float(np.max(rows["vector"].astype(np.float32) @ vector)) if rows is not None and len(rows) else None
