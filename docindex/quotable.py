@@ -39,15 +39,17 @@ class Candidate:
 
 
 def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
-               max_items: int = 8) -> list[Candidate]:
+               max_items: int = 8, names: Sequence[str] = ()) -> list[Candidate]:
     """Sentences worth quoting: prose, list items and table rows (never headings; code only as a comment
     with the code it describes, `_commented_code`), of a readable length. A sentence that introduces a
     list ("… four tools:") carries the list's items with it, or the short code example that follows it
     (`_inline_code`). A passage's first sentence that starts in lower case is the tail of a sentence cut
-    by chunking: skipped."""
+    by chunking: skipped. `names`: the heading each text begins under (its heading path's last), which names
+    a value field's text at the text's start (`_term`)."""
     found: list[Candidate] = []
     for n, text in enumerate(texts, start=1):
         blocks = units(text)
+        name = names[n - 1] if n - 1 < len(names) else ""
         if CLIPPED_SKIPPED and text.endswith(CLIP_MARK) and blocks and blocks[-1].kind != "prose":
             blocks = blocks[:-1]        # an item, row or code block cut by the prompt's clip: carried by nothing
         for b, unit in enumerate(blocks):
@@ -68,7 +70,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 found.append(Candidate(n, unit.start, value))   # "server.max-request-size: Default: 2097152 (2GB)"
                 continue
             if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
-                    and _term(text, blocks, b + 1):
+                    and _term(text, blocks, b + 1, name):
                 continue                                        # quoted with the text it names, not alone
             if unit.kind == "row":
                 spans = [(unit.start, unit.end)]
@@ -86,7 +88,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         and _is_question(text[spans[-1][0]:spans[-1][1]]):
                     continue            # a FAQ's question with its context: "I've made a mistake in the last
                     #                     commit. How do I change it?" answers nothing either
-            term = _term(text, blocks, b) if unit.kind == "prose" else ""
+            term = _term(text, blocks, b, name) if unit.kind == "prose" else ""
             for start, end in spans:
                 raw = text[start:end]
                 if _PLAIN_WORD.match(raw) and (start == blocks[0].start or _continues(text, blocks, b, start, unit)):
@@ -183,7 +185,7 @@ _INNER_SENTENCE_END = re.compile(r"[.!?][)\]\"'`*_]*\s+[A-Z`(\"'*_]")
 _SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
 
 
-def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
+def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
     """The term a paragraph defines, when the line before it is one: a short
     one-line paragraph that is not a sentence itself (an API reference's
     `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word, a
@@ -192,10 +194,13 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
     directory creation function") does not name what to use. Several term
     lines in a row name the same thing (an option's spellings `-S[<keyid>]`,
     `--gpg-sign[=<keyid>]`, `--no-gpg-sign`): all of them are the term, joined
-    by commas; the last alone can say the opposite of the text."""
+    by commas; the last alone can say the opposite of the text. Value fields alone above the text
+    ("Default: 25" over "SMTP port to use …") are named by the heading over them, or by `name` (the
+    heading the text begins under) at the text's start."""
     terms: list[str] = []
     named = False           # a field above the name ("Default: not set" over "server.max-request-size") is the
-    at = b - 1              # entry before's
+    values = True           # entry before's; values: every line taken is a value field
+    at = b - 1
     while at >= 0 and blocks[at].kind == "prose" and len(terms) < (MAX_TERM_LINES if MULTI_LINE_TERMS else 1):
         line = text[blocks[at].start:blocks[at].end]
         term = _term_line(line)
@@ -205,8 +210,20 @@ def _term(text: str, blocks: Sequence[Unit], b: int) -> str:
         if term:
             terms.insert(0, term)
             named = named or not field
+            values = values and bool(_VALUE_FIELD.match(line.strip()))
         at -= 1
+    if HEADINGS_NAME_VALUES and terms and not named and values:
+        heading = text[blocks[at].start:blocks[at].end].lstrip("#").strip() if at >= 0 else name
+        above = _term_line(heading) if at < 0 or blocks[at].kind == "heading" else ""
+        if above:
+            terms.insert(0, above)
     return ", ".join(terms)
+
+
+# Stop 44: value fields right under a heading ("### MAIL_PORT", "Default: 25", "SMTP port to use …": Scrapy's,
+# Django's and Celery's settings) are quoted with the heading's name, "MAIL_PORT, Default: 25: SMTP port to use
+# for sending emails"; before, "Default: 25: SMTP port …" named nothing (False: as before).
+HEADINGS_NAME_VALUES = True
 
 
 VALUE_FIELDS = True
@@ -342,15 +359,17 @@ def _first_sentence(text: str) -> str:
     return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")
 
 
-def quotable_texts(text: str) -> list[str]:
-    """The distinct sentences of one chunk the extractive engine may quote (and so score)."""
-    return list(dict.fromkeys(c.text for c in candidates([text])))
+def quotable_texts(text: str, name: str = "") -> list[str]:
+    """The distinct sentences of one chunk the extractive engine may quote (and so score); `name`:
+    the heading the chunk begins under (`candidates`' names)."""
+    return list(dict.fromkeys(c.text for c in candidates([text], names=[name])))
 
 
-def chunk_blobs(chunks: Sequence[str], embed: Callable[[list[str]], np.ndarray]) -> list[bytes | None]:
+def chunk_blobs(chunks: Sequence[str], embed: Callable[[list[str]], np.ndarray],
+                names: Sequence[str] = ()) -> list[bytes | None]:
     """Each chunk text's quote-vector blob (`pack`), None for one with nothing to quote;
-    every chunk's sentences embedded in one `embed` call."""
-    texts = [quotable_texts(text) for text in chunks]
+    every chunk's sentences embedded in one `embed` call. `names`: as `candidates` takes them."""
+    texts = [quotable_texts(text, names[i] if i < len(names) else "") for i, text in enumerate(chunks)]
     vectors = embed([t for chunk_texts in texts for t in chunk_texts])
     blobs: list[bytes | None] = []
     offset = 0

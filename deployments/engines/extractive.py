@@ -56,6 +56,7 @@ from deployments.errors import ConfigError, EngineUnavailable
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE
 from docindex import quotable, quote_blobs
+from docindex.chunking import PATH_SEPARATOR
 from docindex.quotable import Candidate
 from docindex.quotable_clean import clean_sentence
 
@@ -71,8 +72,10 @@ after retrieval whatever the passages' length."""
 
 
 def candidates(passages: Sequence[Passage]) -> list[Candidate]:
-    """The passages' quotable sentences (docindex/quotable.py), numbered as cited."""
-    return quotable.candidates([p.text for p in passages])
+    """The passages' quotable sentences (docindex/quotable.py), numbered as cited; each passage's
+    title (its heading path) names value fields at its start ("MAIL_PORT, Default: 25: …")."""
+    return quotable.candidates([p.text for p in passages], names=[p.title.rsplit(PATH_SEPARATOR, 1)[-1]
+                                                                 for p in passages])
 
 
 def _stems(words: set[str]) -> set[str]:

@@ -316,6 +316,27 @@ def test_a_lower_case_description_is_quoted_with_its_term_and_its_default_too() 
         "message_size_limit, Use: main, Type: string, Default: 50M: This option limits the size of a message"]
 
 
+def test_value_fields_under_a_heading_are_named_by_it() -> None:
+    """Scrapy's, Django's and Celery's settings: a heading per setting, "Default: …", then the text.
+    "Default: 25: SMTP port to use for sending emails" named no setting (stop 44). A chunk that begins
+    with the fields takes the name from its heading path (the Passage's title), as ingest's quote vectors do."""
+    from docindex.quotable import quotable_texts
+
+    text = ("Default: 25\n\nSMTP port to use for sending emails.\n\n### MAIL_USER\n\nDefault: None\n\n"
+            "User to use for SMTP authentication. If disabled no SMTP authentication will be performed.")
+    passage = Passage("email.html", text, 0.5, title="Sending e-mail › Mail settings › MAIL_PORT")
+    expected = ["MAIL_PORT, Default: 25: SMTP port to use for sending emails",
+                "MAIL_USER, Default: None: User to use for SMTP authentication",
+                "If disabled no SMTP authentication will be performed"]
+    assert [c.text for c in candidates([passage])] == expected
+    assert quotable_texts(text, "MAIL_PORT") == expected
+    # without a heading over them, the fields alone are the term, as before; a sentence title is no name
+    assert [c.text for c in candidates([Passage("email.html", text, 0.5)])][0] == \
+        "Default: 25: SMTP port to use for sending emails"
+    titled = Passage("e.html", text, 0.5, title="Mail › Set the port before you send anything.")
+    assert [c.text for c in candidates([titled])][0] == "Default: 25: SMTP port to use for sending emails"
+
+
 def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
