@@ -13,19 +13,17 @@ the sentence it was made from: a changed rule here makes old keys miss, never mi
 """
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .quotable_clean import clean_sentence
-from .quotable_code import code_line as _code_line
+from .quotable_clean import clean_sentence, first_sentence
 from .quotable_code import inline_code as _inline_code
-from .quotable_code import quotable_code as _quotable_code
+from .quotable_comments import commented_code as _commented_code
 from .quote_blobs import pack, quote_key
-from .sentences import Unit, is_label, is_title, split_sentences, unit_sentence_spans, units
+from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
 from .table_rows import row_text
 
 _PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:.!?]|$)")            # "and the …", not "fs_read", "filesystem-mcp"
@@ -119,7 +117,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         continue        # "… provides the following credentials:" with nothing after it
                 if POINTERS_SKIPPED and sentence == alone and _POINTER.match(sentence):
                     continue            # "See Gunicorn's deployment documentation for additional tips"
-                sentence = _first_sentence(sentence)
+                sentence = first_sentence(sentence)
                 if EMPTY_FIELDS_SKIPPED and _EMPTY_FIELD.search(sentence):
                     continue            # "f (Callable[[...], Any]) –": a field whose description is empty
                 words = len(sentence.split())
@@ -297,45 +295,12 @@ MAX_TERM_LINES = 4
 # key facts 0.649 -> 0.676, both out-of-sample dev halves unchanged (32 / 26 of 60); a plateau from
 # 3 lines up and for 3-6 words. False: code blocks give no candidate (the rule before).
 COMMENTED_CODE = True
-COMMENT_MIN_WORDS, COMMENTED_MAX_LINES = 4, 3
-_COMMENT_LINE = re.compile(r"^\s*(?:#|//|--)\s+(.*)$")
-
-
-def _commented_code(text: str, unit: Unit) -> list[tuple[int, str]]:
-    """In a code block, a whole-line comment of a few words with the code it describes (the
-    lines after it, up to a blank line, the next comment or COMMENTED_MAX_LINES) as one sentence:
-    "Be sure to enable row-level security on the table: `ALTER TABLE passwd ENABLE ROW LEVEL SECURITY;`"."""
-    out: list[tuple[int, str]] = []
-    lines = text[unit.start:unit.end].split("\n")
-    offsets = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=unit.start))
-    for i, line in enumerate(lines):
-        comment = _COMMENT_LINE.match(line)
-        if not comment or len(comment.group(1).split()) < COMMENT_MIN_WORDS:
-            continue
-        code: list[str] = []
-        continued = False           # the line before ended with "\\": this one is its argument, not a comment
-        for following in lines[i + 1:]:
-            if not following.strip() or (_COMMENT_LINE.match(following) and not continued) \
-                    or following.startswith(("```", "~~~")) or len(code) == COMMENTED_MAX_LINES:
-                break
-            code.append(_code_line(following))
-            continued = following.rstrip().endswith("\\")
-        joined = " ".join(code)
-        if continued or not _quotable_code(joined):
-            continue                # a command cut before its end is not quoted
-        said = clean_sentence(comment.group(1))
-        sentence = f"{said}: `{joined}`"
-        if said and _first_sentence(sentence) == sentence:
-            out.append((offsets[i], sentence))
-    return out
-
-
 def _with_code(sentence: str, code: str, colon: str = ":") -> str:
     """The lead-in with its code, when the two still read as one sentence."""
     if not code:
         return sentence
     joined = f"{sentence}{colon} `{code}`"
-    return joined if _first_sentence(joined) == joined else sentence
+    return joined if first_sentence(joined) == joined else sentence
 
 
 def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[str]:
@@ -346,17 +311,10 @@ def _listed(text: str, blocks: Sequence[Unit], kind: str, limit: int) -> list[st
         if u.kind != kind or len(out) >= limit:
             break
         raw = text[u.start:u.end]
-        line = _first_sentence(clean_sentence(row_text(raw) if kind == "row" else raw))
+        line = first_sentence(clean_sentence(row_text(raw) if kind == "row" else raw))
         if line and not (EMPTY_FIELDS_SKIPPED and _EMPTY_FIELD.search(line)):
             out.append(line)
     return out
-
-
-def _first_sentence(text: str) -> str:
-    """Only the first sentence, as the CitationChecker splits them: a marker
-    closes one sentence, so a second one inside a candidate would be uncited."""
-    first = split_sentences(text + ".")[0] if text else ""
-    return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")
 
 
 def quotable_texts(text: str, name: str = "") -> list[str]:

@@ -7,6 +7,7 @@ import re
 
 from .quotable_code import FENCE_RUN as _FENCE_RUN
 from .quotable_code import MARKER_LIKE as _MARKER_LIKE
+from .sentences import split_sentences
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")          # markdown link → its text
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
@@ -60,3 +61,10 @@ def _balanced(text: str) -> str:
     if text.endswith(")") and text.count(")") > text.count("("):
         text = text[:-1].rstrip(".!?:;, ")
     return text
+
+
+def first_sentence(text: str) -> str:
+    """Only the first sentence, as the CitationChecker splits them: a marker
+    closes one sentence, so a second one inside a candidate would be uncited."""
+    first = split_sentences(text + ".")[0] if text else ""
+    return first[:-1].rstrip(".!?:;, ") if first.endswith(".") else first.rstrip(".!?:;, ")

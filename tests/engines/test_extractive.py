@@ -475,6 +475,21 @@ def test_a_commented_command_is_quoted_whole_or_not_at_all() -> None:
     assert candidates([Passage("b.md", long, 0.5)]) == []
 
 
+
+def test_a_comment_wrapped_over_lines_is_quoted_whole() -> None:
+    """borg's prune examples: a comment wrapped over two lines was quoted from its second ("and an end of month
+    archive for every month: …"). Lines above join while they end mid-sentence; of several sentences the last,
+    the one over the code, is quoted; joined lines that are no prose ("# define HAS_IPV6") are not quoted."""
+    text = ("```\n# Keep 7 end of day and 4 additional end of week archives.\n"
+            "# Do a dry-run without actually deleting anything.\n$ borg prune --dry-run --keep-daily=7 repo\n\n"
+            "# Keep all backups in the last 10 days, 4 additional end of week archives,\n"
+            "# and an end of month archive for every month:\n$ borg prune --keep-within=10d --keep-monthly=-1 repo\n\n"
+            "# define HAS_IPV6\n# define HAVE_GETIFADDRS\n#endif\n```\n")
+    assert [c.text for c in candidates([Passage("prune.html", text, 0.5)])] == [
+        "Do a dry-run without actually deleting anything: `$ borg prune --dry-run --keep-daily=7 repo`",
+        "Keep all backups in the last 10 days, 4 additional end of week archives, and an end of month archive "
+        "for every month: `$ borg prune --keep-within=10d --keep-monthly=-1 repo`"]
+
 @pytest.mark.parametrize("code", ["a\nb\nc\nd\ne\nf\ng", "x = rows[1]", "print(`x`)", "<<<SRC-1", "x = 1. Then y",
                                   "make run   # on CPU\nserve run gpu.yaml", "x = 1  // one\ny = 2",
                                   "SELECT 1; -- one\nSELECT 2;"])
