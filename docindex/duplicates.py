@@ -24,11 +24,19 @@ answers. Only the first k × WINDOW + WINDOW candidates are looked at, and only 
 are at cosine >= NEAR are compared by their words (the same text under another heading path: 0.99;
 a shifted window of it: 0.954; Node.js's page as Markdown and as HTML: 0.935), so most searches read
 no text at all: a copy whose twin ranked lower stays, and so would one embedded below NEAR.
+
+A chunk of a long document (AGGREGATE_MIN_CHUNKS or more) whose twin did not rank at all is looked
+up (`twin_of`, `twin_finder`: its nearest chunks, the same test): when it copies a page AGGREGATE_RATIO
+times smaller, that page's chunk takes its place (stop 44: Buildbot's full.html, the whole manual on
+one page, ranked first for "…prints nothing for half an hour… and Buildbot kills it" while the page that
+answers, shell_command.html, was not in the first 10). A document whose first chunk looked up copies
+nothing is not looked up again while the index is unchanged; at most MAX_LOOKUPS lookups a search.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -40,6 +48,8 @@ NEAR = 0.85             # cosine under which two chunks are not compared (copies
 AGGREGATE_RATIO = 4     # a document this many times another's chunks holds it (all.html, print.html)
 SHINGLE = 5
 WINDOW = 4          # candidates looked at: k × WINDOW + WINDOW, enough to fill k after the copies go
+AGGREGATE_MIN_CHUNKS = 40   # a document this long may hold pages (print.html: 1,881 chunks; full.html: 2,761)
+MAX_LOOKUPS = 8             # twin lookups a search (each one dense search)
 _WORD = re.compile(r"\w+")
 
 
@@ -58,15 +68,25 @@ def copies(a: frozenset[int], b: frozenset[int]) -> bool:
     return len(a & b) >= SAME_SHARE * min(len(a), len(b))
 
 
+Twins = Callable[[int, int], "tuple[int, int] | None"]
+"""(chunk id, its document) → (the chunk of a smaller page it copies, that page), or None."""
+
+
 def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: Callable[[int], int],
              texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0,
-             vectors: Callable[[list[int]], np.ndarray] | None = None) -> list[int]:
+             vectors: Callable[[list[int]], np.ndarray] | None = None, twin_of: Twins | None = None) -> list[int]:
     """`ranked` (chunk ids, best first) with cross-document copies moved after the first k distinct
     chunks (module docstring). `per_doc` > 0 is the page ranking (one chunk per page first): a page's
     copy takes its manual's place only while the page has fewer than `per_doc` chunks kept.
     `vectors` (unit rows): only pairs at cosine >= NEAR are compared by their words, and only their
-    texts are read: most searches have none and read nothing."""
+    texts are read: most searches have none and read nothing. `twin_of`: a long document's chunk
+    gives its place to the page it copies (module docstring); `doc_of` learns the pages it brings."""
     window = list(ranked[: k * WINDOW + WINDOW])
+    own = _own_pages(window, k, doc_of, doc_sizes, twin_of) if twin_of is not None else {}
+    if own:                 # each page's chunk in the place of the copy, once; the copies after the rest
+        seen = set(window)
+        window = list(dict.fromkeys(own.get(c, c) for c in window))
+        ranked = window + [c for c in ranked if c not in seen and c not in window] + list(own)
     if len(window) < 2:
         return list(ranked)
     near = _near_pairs(window, doc_of, vectors)
@@ -100,6 +120,63 @@ def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: C
     return kept + moved + [c for c in ranked if c not in done]
 
 
+def _own_pages(window: list[int], k: int, doc_of: dict[int, int], doc_sizes: Callable[[int], int],
+               twin_of: Twins) -> dict[int, int]:
+    """Chunk → the page's chunk it copies, for the long documents' chunks among the window's first k
+    documents' (module docstring)."""
+    found: dict[int, int] = {}
+    cleared: set[int] = set()
+    docs: set[int] = set()
+    lookups = 0
+    for chunk_id in window:
+        doc = doc_of[chunk_id]
+        docs.add(doc)
+        if len(docs) > k or lookups == MAX_LOOKUPS:
+            break
+        if doc in cleared or doc_sizes(doc) < AGGREGATE_MIN_CHUNKS:
+            continue
+        lookups += 1
+        twin = twin_of(chunk_id, doc)
+        if twin is None:
+            cleared.add(doc)
+            continue
+        found[chunk_id] = twin[0]
+        doc_of[twin[0]] = twin[1]
+    return found
+
+
+def twin_finder(snapshot: Snapshot, nearest: Callable[[np.ndarray], np.ndarray],
+                texts: Callable[[list[int]], dict[int, str]]) -> Twins:
+    """`distinct`'s twin_of over a snapshot: `nearest` (a vector → the collection's nearest chunk ids,
+    best first) proposes, the cosine and the words decide, as for the copies `distinct` compares. Answers
+    are kept on the snapshot: a document whose first chunk looked up copies nothing is not looked up again."""
+    def twin_of(chunk_id: int, doc: int) -> tuple[int, int] | None:
+        if snapshot.copies_pages.get(doc) is False:
+            return None
+        if chunk_id not in snapshot.page_twins:
+            snapshot.page_twins[chunk_id] = found = look_up(chunk_id, doc)
+            snapshot.copies_pages.setdefault(doc, found is not None)
+        return snapshot.page_twins[chunk_id]
+
+    def look_up(chunk_id: int, doc: int) -> tuple[int, int] | None:
+        vector = snapshot.vectors_of([chunk_id])[0]
+        ids = nearest(vector)
+        docs = snapshot.doc_ids[snapshot.rows_of(ids)].tolist()
+        size = snapshot.doc_sizes.get(doc, 0)
+        pages = [(c, d) for c, d in zip(ids.tolist(), docs)
+                 if d != doc and snapshot.doc_sizes.get(d, 0) * AGGREGATE_RATIO <= size]
+        if not pages:
+            return None
+        cosines = snapshot.vectors_of([c for c, _ in pages]) @ vector
+        close = [page for page, cosine in zip(pages, cosines.tolist()) if cosine >= NEAR][:3]
+        if not close:
+            return None
+        text_of = texts([chunk_id, *(c for c, _ in close)])
+        mine = shingles(text_of.get(chunk_id, ""))
+        return next((page for page in close if copies(mine, shingles(text_of.get(page[0], "")))), None)
+    return twin_of
+
+
 def _near_pairs(window: list[int], doc_of: dict[int, int],
                 vectors: Callable[[list[int]], np.ndarray] | None) -> set[tuple[int, int]]:
     """(earlier, later) pairs of the window from two documents that could be copies: every such pair
@@ -112,9 +189,19 @@ def _near_pairs(window: list[int], doc_of: dict[int, int],
 
 
 def distinct_ranked(ranked: list[Ranked], k: int, doc_of: dict[int, int], snapshot: Snapshot,
-                    texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0) -> list[Ranked]:
-    """`distinct` over ranking.rank()'s items, in the order it gives, with the snapshot's vectors."""
+                    texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0,
+                    twin_of: Twins | None = None) -> list[Ranked]:
+    """`distinct` over ranking.rank()'s items, in the order it gives, with the snapshot's vectors. A page's
+    chunk brought by `twin_of` carries the scores of the chunk whose place it takes."""
     by_id = {item.chunk_id: item for item in ranked}
+    stands_for: dict[int, int] = {}
+
+    def recorded(chunk_id: int, doc: int) -> tuple[int, int] | None:
+        found = twin_of(chunk_id, doc) if twin_of is not None else None
+        if found is not None:
+            stands_for.setdefault(found[0], chunk_id)
+        return found
+
     order = distinct(list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), texts, per_doc,
-                     snapshot.vectors_of)
-    return [by_id[chunk_id] for chunk_id in order]
+                     snapshot.vectors_of, recorded if twin_of is not None else None)
+    return [by_id[c] if c in by_id else replace(by_id[stands_for[c]], chunk_id=c) for c in order]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import browse, doclexical, language, lexical, phrase_postings, quote_blobs, score_fusion, store
+from . import browse, doclexical, duplicates, language, lexical, phrase_postings, quote_blobs, score_fusion, store
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
@@ -183,7 +183,9 @@ class Index:
             fuse_documents(fused, doc_of, list(doc_bm25), 0.0 if convex else ranking.doc_bm25_weight, ranking.rrf_k)
             top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
             if mode == "hybrid":            # the question's language first, a copied passage once (language.py)
-                top = language.final_order(query, top, k, doc_of, snapshot, self._chunk_texts, ranking)
+                twins = duplicates.twin_finder(snapshot, lambda v: self._dense_ids(snapshot, collection, start, end, v),
+                                               self._chunk_texts)
+                top = language.final_order(query, top, k, doc_of, snapshot, self._chunk_texts, ranking, twins)
             top = top[:k]
             top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)
             top_rows = snapshot.rows_of(top_ids)

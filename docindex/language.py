@@ -104,10 +104,12 @@ def same_language_first(query: str, ranked: list[Ranked], k: int,
 
 
 def final_order(query: str, ranked: list[Ranked], k: int, doc_of: dict[int, int], snapshot: Snapshot,
-                texts: Callable[[list[int]], dict[int, str]], ranking: Ranking) -> list[Ranked]:
-    """A hybrid ranking's last steps: the question's language first, then each copied passage once."""
+                texts: Callable[[list[int]], dict[int, str]], ranking: Ranking,
+                twin_of: duplicates.Twins | None = None) -> list[Ranked]:
+    """A hybrid ranking's last steps: the question's language first, then each copied passage once (and a
+    long document's copy of a page as that page, with `twin_of`: duplicates.py)."""
     if ranking.same_language:
         ranked = same_language_first(query, ranked, k, texts)
     if ranking.distinct:
-        ranked = duplicates.distinct_ranked(ranked, k, doc_of, snapshot, texts, ranking.per_doc)
+        ranked = duplicates.distinct_ranked(ranked, k, doc_of, snapshot, texts, ranking.per_doc, twin_of)
     return ranked

@@ -31,6 +31,10 @@ class Snapshot:
     anns: dict[str, ann.Ann] = field(default_factory=dict, compare=False)   # collection → ANN (ann_sidecar.py)
     documents: list[doclexical.DocumentPostings] = field(default_factory=list, compare=False)  # first use
     centroids: list[score_fusion.Centroids] = field(default_factory=list, compare=False)  # first use
+    # duplicates.twin_finder's answers, kept for the snapshot's life: does a long document copy pages (its
+    # first chunk looked up decides), and each chunk looked up → the page's chunk it copies, or None
+    copies_pages: dict[int, bool] = field(default_factory=dict, compare=False)
+    page_twins: dict[int, tuple[int, int] | None] = field(default_factory=dict, compare=False)
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:
         return rows_of(self.ids, self.id_order, chunk_ids, self.sorted_ids)

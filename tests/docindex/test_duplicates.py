@@ -88,3 +88,59 @@ def test_only_chunks_with_close_vectors_are_compared_and_only_their_texts_read()
         order = duplicates.distinct([1, 2, 3], 2, docs, sizes.__getitem__, text_of,
                                     vectors=lambda ids, v=vectors: np.array([v[i] for i in ids]))
         assert order == expected and read == texts_read
+
+
+def test_a_long_documents_copy_gives_its_place_to_the_page_it_copies_when_the_page_did_not_rank():
+    """Buildbot's full.html ranked first where shell_command.html, which it copies, did not rank at all
+    (stop 44): the page's chunk, found by `twin_of`, takes the copy's place; the copy follows the rest."""
+    texts = {1: JOIN, 3: OTHER, 9: JOIN}
+    docs = {1: 100, 3: 8}                           # 100: full.html (400 chunks); 9 (path.html) not ranked
+    sizes = {100: 400, 7: 12, 8: 10}
+    asked: list[int] = []
+
+    def twin_of(chunk_id, doc):
+        asked.append(chunk_id)
+        return (9, 7) if chunk_id == 1 else None
+
+    order = duplicates.distinct([1, 3], 2, docs, sizes.__getitem__, lambda ids: {i: texts[i] for i in ids},
+                                twin_of=twin_of)
+    assert order == [9, 3, 1] and docs[9] == 7 and asked == [1]
+    # a short page is never looked up, nor a long one past the first k documents or MAX_LOOKUPS lookups
+    asked.clear()
+    short = {1: 8, 3: 100}
+    assert duplicates.distinct([1, 3], 1, short, sizes.__getitem__, lambda ids: {}, twin_of=twin_of) == [1, 3]
+    assert asked == []
+    many = {i: 100 + i for i in range(20)}
+    assert duplicates.distinct(list(range(20)), 20, many, lambda doc: 400, lambda ids: {},
+                               twin_of=twin_of)[:3] == [0, 9, 2]
+    assert len(asked) == duplicates.MAX_LOOKUPS
+
+
+def test_search_finds_the_page_when_only_the_whole_manual_ranked(tmp_path, fake_embedder):
+    """The same through Index.search, with the real lookup (its nearest chunks, the cosine and the words):
+    the page's own chunk is not among the candidates; the manual's copy of it is."""
+    pages = {f"page{i}.md": f"# Page {i}\n\n## Topic {i}\n\nTopic {i} of the manual covers widget number {i}, its "
+                            f"settings and its limits, in sentences that no other page repeats.\n" for i in range(48)}
+    pages["path.md"] = f"# Path\n\n## path.join\n\n{JOIN}\n"
+    pages["all.md"] = "# All\n\n" + "\n\n".join(text.split("\n", 2)[2] for text in pages.values()) + "\n"
+    db = tmp_path / "index.db"
+    assert not ingest([write_files(tmp_path / "docs", pages)], db, "docs", embedder=fake_embedder).errors
+    with Index(db, embedder=fake_embedder) as index:
+        question = "How do I join path segments with the platform separator?"
+        plain = index.search(question, k=3, collection="docs", ranking=Ranking(distinct=False))
+        assert plain[0].source in ("path.md", "all.md")
+        for ranking in (DEFAULT_RANKING, DOCUMENT_RANKING):
+            hits = index.search(question, k=3, collection="docs", ranking=ranking)
+            assert hits[0].source == "path.md" and "all.md" not in {h.source for h in hits}, hits
+        snapshot = index._snapshot
+        looked_up = dict(snapshot.copies_pages)
+        assert looked_up and all(looked_up.values())            # all.md was looked up, and copies pages
+        # the lookup itself: all.md's copy of the join passage → path.md's chunk; nothing for a page's chunk
+        copy = next(h for h in plain if h.source == "all.md" or h.source == "path.md")
+        whole = index.search(question, k=10, collection="docs", ranking=Ranking(distinct=False))
+        by_source = {h.source: h for h in whole if "path.join" in h.text}
+        ids, matrix = snapshot.ids, snapshot.matrix
+        twin_of = duplicates.twin_finder(snapshot, lambda v: ids[np.argsort(-(matrix @ v))[:20]], index._chunk_texts)
+        assert twin_of(by_source["all.md"].chunk_id, by_source["all.md"].doc_id) == \
+            (by_source["path.md"].chunk_id, by_source["path.md"].doc_id), copy
+        assert twin_of(by_source["path.md"].chunk_id, by_source["path.md"].doc_id) is None
