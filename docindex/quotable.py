@@ -68,7 +68,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 found.append(Candidate(n, unit.start, value))   # "server.max-request-size: Default: 2097152 (2GB)"
                 continue
             if TERMS_WITH_THEIR_TEXT_ONLY and after is not None and after.kind == "prose" \
-                    and _term(text, blocks, b + 1, name):
+                    and _term(text, blocks, b + 1, name) and _in_term(text, unit):
                 continue                                        # quoted with the text it names, not alone
             if unit.kind == "row":
                 spans = [(unit.start, unit.end)]
@@ -197,20 +197,23 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
     heading the text begins under) at the text's start."""
     terms: list[str] = []
     named = False           # a field above the name ("Default: not set" over "server.max-request-size") is the
-    values = True           # entry before's; values: every line taken is a value field
+    values = True           # entry before's; values: every line taken or passed is a value field (or a version
+    valued = _is_value(text, blocks[b])     # note), valued: one of them, or this line, is a value field
     at = b - 1
     while at >= 0 and blocks[at].kind == "prose" and len(terms) < (MAX_TERM_LINES if MULTI_LINE_TERMS else 1):
         line = text[blocks[at].start:blocks[at].end]
-        term = _term_line(line)
+        note = HEADINGS_NAME_VALUES and bool(_VERSION_NOTE.match(line.strip()))
+        term = "" if note else _term_line(line)
         field = FIELDS_PASSED and bool(_FIELD.match(line.strip()))
-        if not term and not field or field and named:
+        if not term and not field and not note or field and named:
             break
         if term:
             terms.insert(0, term)
             named = named or not field
-            values = values and bool(_VALUE_FIELD.match(line.strip()))
+        values = values and (note or _is_value(text, blocks[at]))
+        valued = valued or _is_value(text, blocks[at])
         at -= 1
-    if HEADINGS_NAME_VALUES and terms and not named and values:
+    if HEADINGS_NAME_VALUES and valued and values and not named:
         heading = text[blocks[at].start:blocks[at].end].lstrip("#").strip() if at >= 0 else name
         above = _term_line(heading) if at < 0 or blocks[at].kind == "heading" else ""
         if above:
@@ -222,10 +225,26 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
 # Django's and Celery's settings) are quoted with the heading's name, "MAIL_PORT, Default: 25: SMTP port to use
 # for sending emails"; before, "Default: 25: SMTP port …" named nothing (False: as before).
 HEADINGS_NAME_VALUES = True
+_VERSION_NOTE = re.compile(r"^(?:New in version|Changed in version|Deprecated since version) [\w.]+")  # Sphinx's
+
+
+def _in_term(text: str, unit: Unit) -> bool:
+    """Whether a line above a named text is part of its term (not quoted alone): a term line, or a line
+    passed over that is neither a value field (one ending a sentence is quoted on its own, named by the
+    heading: Celery's "Default: {'json'} (set, list, or tuple).") nor a version note."""
+    line = text[unit.start:unit.end]
+    return not HEADINGS_NAME_VALUES or bool(_term_line(line)) or not (
+        _is_value(text, unit) or _VERSION_NOTE.match(line.strip()))
+
+
+def _is_value(text: str, unit: Unit) -> bool:
+    """A one-line value field: "Default: 25", "Default:: {}" (Scrapy's source), "Type: int"."""
+    line = text[unit.start:unit.end].strip()
+    return "\n" not in line and bool(_VALUE_FIELD.match(line))
 
 
 VALUE_FIELDS = True
-_VALUE_FIELD = re.compile(r"^\**(?:Default(?: value)?|Defaults|Type|Values?|Range|Units?|Scope|Context)\**:\**\s+\S",
+_VALUE_FIELD = re.compile(r"^\**(?:Default(?: value)?|Defaults|Type|Values?|Range|Units?|Scope|Context)\**::?\**\s+\S",
                           re.IGNORECASE)
 
 
@@ -248,7 +267,7 @@ def _value_field(text: str, blocks: Sequence[Unit], b: int) -> str:
 # reference, too long to be a term) does not end the term: the name above it is still the term
 # (stop 43: "Blocks: options, view, Tags: server: Sets the maximum amount of memory…" named no option).
 FIELDS_PASSED = True
-_FIELD = re.compile(r"^\**[A-Z][A-Za-z]*(?: [A-Za-z]+){0,2}\**:\**\s+\S")
+_FIELD = re.compile(r"^\**[A-Z][A-Za-z]*(?: [A-Za-z]+){0,2}\**::?\**\s+\S")
 
 
 def _continues(text: str, blocks: Sequence[Unit], b: int, start: int, unit: Unit) -> bool:

@@ -335,6 +335,16 @@ def test_value_fields_under_a_heading_are_named_by_it() -> None:
         "Default: 25: SMTP port to use for sending emails"
     titled = Passage("e.html", text, 0.5, title="Mail › Set the port before you send anything.")
     assert [c.text for c in candidates([titled])][0] == "Default: 25: SMTP port to use for sending emails"
+    # Celery's: a version note over the field, a field that ends a sentence (quoted on its own, named too);
+    # Scrapy's source writes "Default::"
+    celery = ("New in version 2.5.\n\nDefault: Enabled by default since version 3.0.\n\n"
+              "If enabled dates and times in messages will be converted to use the UTC timezone.")
+    assert [c.text for c in candidates([Passage("configuration.html", celery, 0.5, title="Configuration › enable_utc")])] \
+        == ["New in version 2.5", "enable_utc: Default: Enabled by default since version 3.0",
+            "enable_utc: If enabled dates and times in messages will be converted to use the UTC timezone"]
+    scrapy = "Default:: {}\n\nA dict containing the downloader middlewares enabled in your project."
+    assert [c.text for c in candidates([Passage("s.html", scrapy, 0.5, title="Settings › DOWNLOADER_MIDDLEWARES")])] \
+        == ["DOWNLOADER_MIDDLEWARES, Default:: {}: A dict containing the downloader middlewares enabled in your project"]
 
 
 def test_diversity_prefers_a_new_fact_over_a_restatement_of_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
