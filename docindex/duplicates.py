@@ -25,8 +25,9 @@ are at cosine >= NEAR are compared by their words (the same text under another h
 a shifted window of it: 0.954; Node.js's page as Markdown and as HTML: 0.935), so most searches read
 no text at all: a copy whose twin ranked lower stays, and so would one embedded below NEAR.
 
-A chunk of a long document (AGGREGATE_MIN_CHUNKS or more) whose twin did not rank at all is looked
-up (`twin_of`, `twin_finder`: its nearest chunks, the same test): when it copies a page AGGREGATE_RATIO
+A chunk of a long document (AGGREGATE_MIN_CHUNKS or more, and AGGREGATE_SHARE of its collection) whose
+twin did not rank at all is looked up (`twin_of`, `twin_finder`: its nearest chunks, the same test):
+when it copies a page AGGREGATE_RATIO
 times smaller, that page's chunk takes its place (stop 44: Buildbot's full.html, the whole manual on
 one page, ranked first for "…prints nothing for half an hour… and Buildbot kills it" while the page that
 answers, shell_command.html, was not in the first 10). A document whose first chunk looked up copies
@@ -49,6 +50,8 @@ AGGREGATE_RATIO = 4     # a document this many times another's chunks holds it (
 SHINGLE = 5
 WINDOW = 4          # candidates looked at: k × WINDOW + WINDOW, enough to fill k after the copies go
 AGGREGATE_MIN_CHUNKS = 40   # a document this long may hold pages (print.html: 1,881 chunks; full.html: 2,761)
+AGGREGATE_SHARE = 0.1       # … and so much of its collection: the Rust book's print.html holds 49 % of its chunks,
+#                             Buildbot's full.html 51 %; a long chapter too (Kea's longest, 22 %), looked up once
 MAX_LOOKUPS = 8             # twin lookups a search (each one dense search)
 _WORD = re.compile(r"\w+")
 
@@ -146,12 +149,15 @@ def _own_pages(window: list[int], k: int, doc_of: dict[int, int], doc_sizes: Cal
 
 
 def twin_finder(snapshot: Snapshot, nearest: Callable[[np.ndarray], np.ndarray],
-                texts: Callable[[list[int]], dict[int, str]]) -> Twins:
+                texts: Callable[[list[int]], dict[int, str]], searched: int) -> Twins:
     """`distinct`'s twin_of over a snapshot: `nearest` (a vector → the collection's nearest chunk ids,
     best first) proposes, the cosine and the words decide, as for the copies `distinct` compares. Answers
-    are kept on the snapshot: a document whose first chunk looked up copies nothing is not looked up again."""
+    are kept on the snapshot: a document whose first chunk looked up copies nothing is not looked up again.
+    Only a document holding AGGREGATE_SHARE of the `searched` chunks (the collection's) is looked up."""
+    least = max(AGGREGATE_MIN_CHUNKS, AGGREGATE_SHARE * searched)
+
     def twin_of(chunk_id: int, doc: int) -> tuple[int, int] | None:
-        if snapshot.copies_pages.get(doc) is False:
+        if snapshot.copies_pages.get(doc) is False or snapshot.doc_sizes.get(doc, 0) < least:
             return None
         if chunk_id not in snapshot.page_twins:
             snapshot.page_twins[chunk_id] = found = look_up(chunk_id, doc)

@@ -184,7 +184,7 @@ class Index:
             top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
             if mode == "hybrid":            # the question's language first, a copied passage once (language.py)
                 twins = duplicates.twin_finder(snapshot, lambda v: self._dense_ids(snapshot, collection, start, end, v),
-                                               self._chunk_texts)
+                                               self._chunk_texts, end - start)
                 top = language.final_order(query, top, k, doc_of, snapshot, self._chunk_texts, ranking, twins)
             top = top[:k]
             top_ids = np.array([item.chunk_id for item in top], dtype=np.int64)

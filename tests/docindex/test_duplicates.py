@@ -140,7 +140,11 @@ def test_search_finds_the_page_when_only_the_whole_manual_ranked(tmp_path, fake_
         whole = index.search(question, k=10, collection="docs", ranking=Ranking(distinct=False))
         by_source = {h.source: h for h in whole if "path.join" in h.text}
         ids, matrix = snapshot.ids, snapshot.matrix
-        twin_of = duplicates.twin_finder(snapshot, lambda v: ids[np.argsort(-(matrix @ v))[:20]], index._chunk_texts)
+        twin_of = duplicates.twin_finder(snapshot, lambda v: ids[np.argsort(-(matrix @ v))[:20]], index._chunk_texts,
+                                         len(ids))
         assert twin_of(by_source["all.md"].chunk_id, by_source["all.md"].doc_id) == \
             (by_source["path.md"].chunk_id, by_source["path.md"].doc_id), copy
         assert twin_of(by_source["path.md"].chunk_id, by_source["path.md"].doc_id) is None
+        # a long document holding under a tenth of what is searched is not looked up
+        small_share = duplicates.twin_finder(snapshot, lambda v: ids[:20], index._chunk_texts, 100 * len(ids))
+        assert small_share(by_source["all.md"].chunk_id, by_source["all.md"].doc_id) is None
