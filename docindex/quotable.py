@@ -295,7 +295,7 @@ def _term_line(line: str) -> str:
         return ""
     ends = raw.rstrip(")]\"'*_`")[-1:]
     if SIGNATURE_TERMS and _SIGNATURE.match(raw) and len(raw) <= TERM_MAX_CHARS \
-            and len(raw.split()) <= SIGNATURE_MAX_WORDS:
+            and len(raw.split()) <= SIGNATURE_MAX_WORDS and not (MENU_PATHS_NOT_TERMS and ends in (".", "!", "?")):
         return clean_sentence(raw)
     if "\n" in raw or "://" in raw or "\u2192" in raw or _SECTION_NUMBER.match(raw) or ends in (".", "!", "?", ":"):
         return ""                   # a sentence, a lead-in, a link, an example (→) or a numbered title
@@ -303,6 +303,11 @@ def _term_line(line: str) -> str:
     if len(term.split()) > TERM_MAX_WORDS or len(term) > TERM_MAX_CHARS or not re.search(r"[^\W\d]", term):
         return ""
     return term
+
+
+# Stop 44: a sentence with a menu path ("The Stock Split assistant is accessed by going to Actions → Stock Split… .",
+# GnuCash's DocBook) is no signature term: it ends a sentence (False: taken for one, with the next paragraph).
+MENU_PATHS_NOT_TERMS = True
 
 
 # Up to this many term lines in a row make one term (`_term`). False: the line before only (before stop 30).

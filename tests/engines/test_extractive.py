@@ -409,6 +409,12 @@ def test_a_signature_with_a_return_arrow_is_a_term_but_an_example_is_not() -> No
     assert "jsonb ->> text → text: Extracts the JSON object field with the given key, as text" in found
     assert "Returns the string with every match replaced by the new text" in found     # after an example: no term
     assert "Returns the square root of its argument" in found                          # digits: an example
+    # a sentence with a menu path is no signature (GnuCash's and GIMP's manuals): quoted on its own
+    menu = ("The Stock Split assistant is accessed by going to Actions → Stock Split... .\n\n"
+            "The Stock Split assistant opens with a screen that briefly describes what this assistant does.")
+    assert [c.text for c in candidates([Passage("stock-split.html", menu, 0.5)])] == [
+        "The Stock Split assistant is accessed by going to Actions → Stock Split",
+        "The Stock Split assistant opens with a screen that briefly describes what this assistant does"]
 
 
 def test_sibling_entries_are_both_said_but_a_repeated_sentence_once(monkeypatch: pytest.MonkeyPatch) -> None:
