@@ -599,3 +599,14 @@ def test_a_page_in_the_charset_its_meta_declares_is_read_and_an_undeclared_one_i
     (tmp_path / "odd.html").write_bytes(f'<meta charset="no-such-codec">{body}'.encode("latin-1"))
     with pytest.raises(UnreadableFile, match="not UTF-8"):
         extract(tmp_path / "odd.html")
+
+
+def test_a_page_declaring_utf8_with_stray_latin1_bytes_is_read_not_refused(tmp_path):
+    """Bacula's manual declares UTF-8 and puts a Latin-1 no-break space (0xA0) in the navigation of 48 of its
+    114 pages: each page was refused whole as "not UTF-8 text". A browser shows it; so do we, each stray byte
+    read as Windows-1252, the UTF-8 around it as UTF-8."""
+    page = ('<html><head><meta content="text/html; charset=utf-8" http-equiv="content-type"></head><body>'
+            "<p>Prune the catalog \u2014 nightly.</p><p>Caf</p></body>").encode().replace(b"Caf", b"Caf\xe9\xa0au lait")
+    (tmp_path / "bacula.html").write_bytes(page)
+    assert [b.text for b in extract(tmp_path / "bacula.html").blocks] == ["Prune the catalog \u2014 nightly.",
+                                                                         "Caf\u00e9 au lait"]
