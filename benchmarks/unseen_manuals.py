@@ -41,6 +41,14 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/sphinx-doc/html --db /tmp/sphinx.db --collection sphinx
     docindex ingest /usr/share/doc/python-celery-doc/html --db /tmp/celery.db --collection celery
     docindex ingest /usr/share/doc/bind9-doc/arm --db /tmp/bind.db --collection bind
+    # stop 44: apt-get install gnucash-docs borgbackup-doc python-scrapy-doc buildbot-doc bacula-doc beets-doc python-jinja2-doc
+    docindex ingest /usr/share/doc/gnucash-docs/gnucash-help-en --db /tmp/gnucash.db --collection gnucash
+    docindex ingest /usr/share/doc/borgbackup/html --db /tmp/borg.db --collection borg
+    docindex ingest /usr/share/doc/python-scrapy-doc/html --db /tmp/scrapy.db --collection scrapy
+    docindex ingest /usr/share/doc/buildbot/html --db /tmp/buildbot.db --collection buildbot   # --aggregate full.html
+    docindex ingest /usr/share/doc/bacula-doc/html --db /tmp/bacula.db --collection bacula   # 48 pages mis-declared UTF-8
+    docindex ingest /usr/share/doc/beets/html --db /tmp/beets.db --collection beets
+    docindex ingest /usr/share/doc/python-jinja2-doc/html --db /tmp/jinja.db --collection jinja
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
