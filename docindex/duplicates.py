@@ -50,8 +50,9 @@ AGGREGATE_RATIO = 4     # a document this many times another's chunks holds it (
 SHINGLE = 5
 WINDOW = 4          # candidates looked at: k × WINDOW + WINDOW, enough to fill k after the copies go
 AGGREGATE_MIN_CHUNKS = 40   # a document this long may hold pages (print.html: 1,881 chunks; full.html: 2,761)
-AGGREGATE_SHARE = 0.1       # … and so much of its collection: the Rust book's print.html holds 49 % of its chunks,
-#                             Buildbot's full.html 51 %; a long chapter too (Kea's longest, 22 %), looked up once
+AGGREGATE_SHARE = 0.05      # … and so much of its collection: the Rust book's print.html holds 49 % of its chunks,
+#                             Buildbot's full.html 51 %, NUT's one-page FAQ.html 6.5 %; a long chapter too (Kea's
+#                             longest, 22 %), looked up once; a replicated changelog at a million chunks never
 MAX_LOOKUPS = 8             # twin lookups a search (each one dense search)
 _WORD = re.compile(r"\w+")
 

@@ -145,6 +145,6 @@ def test_search_finds_the_page_when_only_the_whole_manual_ranked(tmp_path, fake_
         assert twin_of(by_source["all.md"].chunk_id, by_source["all.md"].doc_id) == \
             (by_source["path.md"].chunk_id, by_source["path.md"].doc_id), copy
         assert twin_of(by_source["path.md"].chunk_id, by_source["path.md"].doc_id) is None
-        # a long document holding under a tenth of what is searched is not looked up
+        # a long document holding under a twentieth of what is searched is not looked up
         small_share = duplicates.twin_finder(snapshot, lambda v: ids[:20], index._chunk_texts, 100 * len(ids))
         assert small_share(by_source["all.md"].chunk_id, by_source["all.md"].doc_id) is None
