@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 37
+READING_VERSION = 38
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -47,7 +47,8 @@ and cost rankings). 33: stop 44 (value fields under a heading, "Default: 25" und
 comment). 35: stop 44 (a value field that ends a sentence, and one under a Sphinx version note, are named by
 the heading too; "Default::"). 36: stop 44 (a sentence with a menu path, "… Actions → Stock Split… .",
 is no signature term). 37: stop 44 (an HTML page declaring UTF-8 with stray
-non-UTF-8 bytes is read, each stray byte as Windows-1252)."""
+non-UTF-8 bytes is read, each stray byte as Windows-1252). 38: stop 44 (a sentence a code block interrupts is
+quoted whole, the code inline)."""
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
     for n, text in enumerate(texts, start=1):
         blocks = units(text)
         name = names[n - 1] if n - 1 < len(names) else ""
+        resumed: set[int] = set()       # units whose first sentence a lead-in above their code already quotes
         if CLIPPED_SKIPPED and text.endswith(CLIP_MARK) and blocks and blocks[-1].kind != "prose":
             blocks = blocks[:-1]        # an item, row or code block cut by the prompt's clip: carried by nothing
         for b, unit in enumerate(blocks):
@@ -89,6 +90,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
             term = _term(text, blocks, b, name) if unit.kind == "prose" else ""
             for start, end in spans:
                 raw = text[start:end]
+                if b in resumed and start == spans[0][0]:
+                    continue            # "… to turn the pager off": quoted with the sentence the code interrupts
                 if _PLAIN_WORD.match(raw) and (start == blocks[0].start or _continues(text, blocks, b, start, unit)):
                     continue            # the tail of a sentence cut by chunking, or cut off its line above
                 if _is_question(raw):
@@ -98,8 +101,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 sentence = alone = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
                 points = (raw.rstrip().endswith(".") and after is not None and after.kind in ("code", "item", "row")
                           and _DEICTIC.search(raw))                   # "… add the following CSS." + code
+                resumes = _resumes_after_code(text, blocks, b, raw) if end == unit.end else ""
                 dangles = (DANGLING_LEAD_INS and after is not None and after.kind == "code"
-                           and bool(_DANGLING.search(raw)))           # "… to the last committed state with" + code
+                           and bool(_DANGLING.search(raw)) or bool(resumes))  # "… committed state with" + code
                 if (raw.rstrip().endswith(":") or points or dangles) and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
@@ -112,7 +116,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         if carried == sentence and (dangles or LEAD_INS_WITHOUT_CODE_SKIPPED and (
                                 LEAD_INS_WITHOUT_CODE_SKIPPED is True or _DEICTIC.search(sentence))):
                             continue    # "In that file add the following CSS:" and a 12-line stylesheet
-                        sentence = carried
+                        sentence = f"{carried} {resumes}" if resumes else carried
+                        if resumes:
+                            resumed.add(b + 2)
                     elif BARE_LEAD_INS_SKIPPED:
                         continue        # "… provides the following credentials:" with nothing after it
                 if POINTERS_SKIPPED and sentence == alone and _POINTER.match(sentence):
@@ -126,6 +132,25 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                         sentence = f"{term}: {sentence}"        # "random.choice(seq): Return a random element …"
                     found.append(Candidate(n, start, sentence))
     return found
+
+
+def _resumes_after_code(text: str, blocks: Sequence[Unit], b: int, raw: str) -> str:
+    """The first sentence of the text a code block interrupts, when unit `b` ends mid-sentence (on a word, no
+    stop) right over code and the prose after the code goes on in lower case (stop 44: Octave's "Another
+    possible workaround is to use the command" `page_screen_output (false);` "to turn the pager off.", zsh's
+    "For example, after putting" … "in your ~/.zshrc, typing ^F c will open…"); "" otherwise."""
+    if not CODE_IN_SENTENCES or b + 2 >= len(blocks) or blocks[b + 1].kind != "code" \
+            or blocks[b + 2].kind != "prose" or not raw.rstrip()[-1:].isalnum():
+        return ""
+    spans = unit_sentence_spans(text, blocks[b + 2])
+    after = text[spans[0][0]:spans[0][1]] if spans else ""
+    if not re.match(r"[a-z]", after.lstrip()) or _term_line(text[blocks[b + 2].start:blocks[b + 2].end]):
+        return ""           # a new entry's term ("isempty (a)" after Octave's example) goes on with nothing
+    return clean_sentence(after)
+
+
+# Stop 44 (False: each part quoted on its own, the lead-in only when it ends on a word of _DANGLING).
+CODE_IN_SENTENCES = True
 
 
 # Stop 31's rules (evals/extractive_levers.py; False: the rule before). Not quoted: a sentence cut by the prompt's clip

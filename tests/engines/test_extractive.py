@@ -492,6 +492,24 @@ def test_a_commented_command_is_quoted_whole_or_not_at_all() -> None:
 
 
 
+def test_a_sentence_a_code_block_interrupts_is_quoted_whole() -> None:
+    """Octave's and zsh's manuals (texinfo) put a display block inside a sentence: the lead-in and the text
+    after the code were quoted as two fragments ("Another possible workaround is to use the command", "to
+    turn the pager off"). Now one sentence; a new entry's term after the code ("isempty (a)") goes on with
+    nothing, and a lead-in over code too long to carry is not quoted at all."""
+    text = ("Another possible workaround is to use the command\n\n```\npage_screen_output (false);\n```\n\n"
+            "to turn the pager off. The pager is on by default.\n\nExample 4: the number of output arguments\n\n"
+            "```\n[nr, remainder] = size (ones (2, 3, 4, 5))\n```\n\nisempty (a)\n\n"
+            "Return true if a is an empty matrix. For example, after putting\n\n```\n" + "x = 1\n" * 9 + "```\n\n"
+            "in your startup file, nothing changes.")
+    assert [c.text for c in candidates([Passage("basics.html", text, 0.5)])] == [
+        "Another possible workaround is to use the command `page_screen_output (false);` to turn the pager off",
+        "The pager is on by default",
+        "Example 4: the number of output arguments",
+        "isempty (a): Return true if a is an empty matrix",
+        "in your startup file, nothing changes"]
+
+
 def test_a_comment_wrapped_over_lines_is_quoted_whole() -> None:
     """borg's prune examples: a comment wrapped over two lines was quoted from its second ("and an end of month
     archive for every month: …"). Lines above join while they end mid-sentence; of several sentences the last,
