@@ -211,4 +211,5 @@ def distinct_ranked(ranked: list[Ranked], k: int, doc_of: dict[int, int], snapsh
 
     order = distinct(list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), texts, per_doc,
                      snapshot.vectors_of, recorded if twin_of is not None else None)
-    return [by_id[c] if c in by_id else replace(by_id[stands_for[c]], chunk_id=c) for c in order]
+    return [by_id[c] if c in by_id else replace(by_id[stands_for[c]], chunk_id=c, copy_of=stands_for[c])
+            for c in order]

@@ -207,7 +207,7 @@ class Index:
                             cosine=float(cosine), bm25=bm25.get(item.chunk_id, 0.0), fusion=item.fusion,
                             fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
                             doc_score=item.doc_score, score=item.score, coverage=covered,
-                            doc_cosine=doc_cosine.get(doc_id, 0.0), url=url,
+                            doc_cosine=doc_cosine.get(doc_id, 0.0), url=url, copy_of=item.copy_of,
                             sentence_cosine=quote_blobs.best_cosine(quotes[item.chunk_id], query_vector)
                             if item.chunk_id in quotes else None))
         if timings is not None:

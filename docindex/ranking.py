@@ -93,6 +93,7 @@ class Ranked:
     fusion: float       # the chunk's own RRF score
     doc_score: float    # its document's score (0.0 when document scoring is off)
     score: float        # what the order is by: fusion + doc_weight × doc_score
+    copy_of: int | None = None  # a page's chunk in the place of a long document's copy of it: that copy (duplicates.py)
 
 
 def rrf(rankings: list[tuple[np.ndarray, float]], k: float) -> dict[int, float]:

@@ -30,13 +30,14 @@ class Hit:
     noise_floor: float | None = None    # 3rd best cosine everyday questions reach in its collection (noise_floor.py)
     sentence_cosine: float | None = None    # cosine of its best quotable sentence (stored quote vectors); None: none
     sentence_floor: float | None = None     # the same 3rd best for everyday questions' best sentences (noise_floor.py)
+    copy_of: int | None = None  # it ranks in the place of this chunk, a long document's copy of it (duplicates.py)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["heading_path"] = list(self.heading_path)
-        for name in ("noise_floor", "sentence_cosine", "sentence_floor"):
-            if d[name] is None:             # searched only for a Gate (the MCP tools), not by `docindex search`
-                del d[name]
+        for name in ("noise_floor", "sentence_cosine", "sentence_floor", "copy_of"):
+            if d[name] is None:             # searched only for a Gate (the MCP tools), not by `docindex search`;
+                del d[name]                 # copy_of: only for a page found through a whole-manual copy
         return d
 
 

@@ -42,6 +42,7 @@ def passage_dict(hit: Hit) -> dict[str, Any]:
         "noise_floor": hit.noise_floor,     # what everyday questions reach in its collection (noise_floor.py)
         "sentence_cosine": hit.sentence_cosine,     # its best quotable sentence's cosine; None without quote vectors
         "sentence_floor": hit.sentence_floor,       # what everyday questions' best sentences reach there
+        "copy_of": hit.copy_of,     # the long document's chunk whose place (and scores) it took, else None
     }
 
 

@@ -134,6 +134,10 @@ def test_search_finds_the_page_when_only_the_whole_manual_ranked(tmp_path, fake_
             assert hits[0].source == "path.md" and "all.md" not in {h.source for h in hits}, hits
         snapshot = index._snapshot
         looked_up = dict(snapshot.copies_pages)
+        # a page brought by the lookup says whose place it took (issue 13 item 6); others say nothing
+        for h in index.search(question, k=3, collection="docs", ranking=DOCUMENT_RANKING):
+            assert h.copy_of is None or h.source == "path.md", h
+            assert ("copy_of" in h.to_dict()) == (h.copy_of is not None)
         assert looked_up and all(looked_up.values())            # all.md was looked up, and copies pages
         # the lookup itself: all.md's copy of the join passage → path.md's chunk; nothing for a page's chunk
         copy = next(h for h in plain if h.source == "all.md" or h.source == "path.md")
@@ -148,3 +152,16 @@ def test_search_finds_the_page_when_only_the_whole_manual_ranked(tmp_path, fake_
         # a long document holding under a twentieth of what is searched is not looked up
         small_share = duplicates.twin_finder(snapshot, lambda v: ids[:20], index._chunk_texts, 100 * len(ids))
         assert small_share(by_source["all.md"].chunk_id, by_source["all.md"].doc_id) is None
+
+
+def test_a_page_brought_by_the_lookup_carries_the_copys_scores_and_says_whose_place_it_took():
+    from types import SimpleNamespace
+
+    from docindex.ranking import Ranked
+
+    snapshot = SimpleNamespace(doc_sizes={100: 400, 7: 12, 8: 10},
+                               vectors_of=lambda ids: np.eye(len(ids)))        # no two chunks close
+    ranked = [Ranked(1, 0.9, 0.5, 1.9), Ranked(3, 0.4, 0.1, 0.6)]
+    order = duplicates.distinct_ranked(ranked, 2, {1: 100, 3: 8}, snapshot, lambda ids: {},
+                                       twin_of=lambda chunk_id, doc: (9, 7) if chunk_id == 1 else None)
+    assert [(r.chunk_id, r.score, r.copy_of) for r in order] == [(9, 1.9, 1), (3, 0.6, None), (1, 1.9, None)]
