@@ -22,6 +22,10 @@ import numpy as np
 from .quotable_clean import clean_sentence, first_sentence
 from .quotable_code import inline_code as _inline_code
 from .quotable_comments import commented_code as _commented_code
+from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
+from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
+from .quotable_terms import code_term as _code_term
+from .quotable_terms import is_value as _is_value
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
 from .table_rows import row_text
@@ -228,7 +232,7 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
     while at >= 0 and blocks[at].kind == "prose" and len(terms) < (MAX_TERM_LINES if MULTI_LINE_TERMS else 1):
         line = text[blocks[at].start:blocks[at].end]
         note = HEADINGS_NAME_VALUES and bool(_VERSION_NOTE.match(line.strip()))
-        term = "" if note else _term_line(line)
+        term = "" if note else _term_line(line) or _code_term(text, blocks, at, b)
         field = FIELDS_PASSED and bool(_FIELD.match(line.strip()))
         if not term and not field and not note or field and named:
             break
@@ -250,7 +254,6 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
 # Django's and Celery's settings) are quoted with the heading's name, "MAIL_PORT, Default: 25: SMTP port to use
 # for sending emails"; before, "Default: 25: SMTP port …" named nothing (False: as before).
 HEADINGS_NAME_VALUES = True
-_VERSION_NOTE = re.compile(r"^(?:New in version|Changed in version|Deprecated since version) [\w.]+")  # Sphinx's
 
 
 def _in_term(text: str, unit: Unit) -> bool:
@@ -262,15 +265,7 @@ def _in_term(text: str, unit: Unit) -> bool:
         _is_value(text, unit) or _VERSION_NOTE.match(line.strip()))
 
 
-def _is_value(text: str, unit: Unit) -> bool:
-    """A one-line value field: "Default: 25", "Default:: {}" (Scrapy's source), "Type: int"."""
-    line = text[unit.start:unit.end].strip()
-    return "\n" not in line and bool(_VALUE_FIELD.match(line))
-
-
 VALUE_FIELDS = True
-_VALUE_FIELD = re.compile(r"^\**(?:Default(?: value)?|Defaults|Type|Values?|Range|Units?|Scope|Context)\**::?\**\s+\S",
-                          re.IGNORECASE)
 
 
 def _value_field(text: str, blocks: Sequence[Unit], b: int) -> str:

@@ -492,6 +492,21 @@ def test_a_commented_command_is_quoted_whole_or_not_at_all() -> None:
 
 
 
+def test_a_number_heading_its_text_in_a_list_of_codes_is_its_term_but_a_lone_number_is_not() -> None:
+    """CUPS's access_log statuses and man pages' "-4" / "-6" options: a number on its own line over its text,
+    with another two units away, was no term (it has no letter), so "Request too large; …" named no status and
+    "What does a 413 status code mean?" got other sentences. A lone number (a page number) stays nothing."""
+    codes = ("403\n\nAccess is forbidden to the resource.\n\n413\n\nRequest too large; typically a client printed a "
+             "file larger than MaxRequestSize allows.\n\n-4\n\nThis option forces delv to only use IPv4.")
+    assert [c.text for c in candidates([Passage("man-cupsd-logs.html", codes, 0.5)])] == [
+        "403: Access is forbidden to the resource",
+        "413: Request too large; typically a client printed a file larger than MaxRequestSize allows",
+        "-4: This option forces delv to only use IPv4"]
+    lone = "12\n\nThe scheduler reads its configuration at start-up."
+    assert [c.text for c in candidates([Passage("guide.pdf", lone, 0.5)])] == [
+        "The scheduler reads its configuration at start-up"]
+
+
 def test_a_sentence_a_code_block_interrupts_is_quoted_whole() -> None:
     """Octave's and zsh's manuals (texinfo) put a display block inside a sentence: the lead-in and the text
     after the code were quoted as two fragments ("Another possible workaround is to use the command", "to
