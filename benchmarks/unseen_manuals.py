@@ -49,6 +49,12 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/bacula-doc/html --db /tmp/bacula.db --collection bacula   # 48 pages mis-declared UTF-8
     docindex ingest /usr/share/doc/beets/html --db /tmp/beets.db --collection beets
     docindex ingest /usr/share/doc/python-jinja2-doc/html --db /tmp/jinja.db --collection jinja
+    # apt-get install zsh-doc nut-doc fish-common cups-server-common debian-reference-en
+    docindex ingest /usr/share/doc/zsh-common/html --db /tmp/zsh.db --collection zsh
+    docindex ingest /usr/share/doc/nut-doc/html --db /tmp/nut.db --collection nut   # --aggregate FAQ.html
+    docindex ingest /usr/share/doc/fish --db /tmp/fish.db --collection fish
+    docindex ingest /usr/share/cups/doc-root/help --db /tmp/cups.db --collection cups
+    docindex ingest /usr/share/debian-reference --db /tmp/debref.db --collection debref
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
