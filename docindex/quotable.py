@@ -111,6 +111,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 if (raw.rstrip().endswith(":") or points or dangles) and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
+                    if CODE_FIRST and after is not None and after.kind == "code":
+                        kind = "code"           # "… by the following:" right over code means the code, not a
+                        #                         list further on (Debian Reference's iconv check)
                     items = _listed(text, following, kind, max_items) if kind in ("item", "row") and not dangles else []
                     items = items if kind != "row" or len(items) > 1 else []    # a header row alone is no table
                     if items:
@@ -155,6 +158,9 @@ def _resumes_after_code(text: str, blocks: Sequence[Unit], b: int, raw: str) -> 
 
 # Stop 44 (False: each part quoted on its own, the lead-in only when it ends on a word of _DANGLING).
 CODE_IN_SENTENCES = True
+# Stop 44: a lead-in right over code carries the code, even when items follow it (False: the first items after
+# the code, skipping it: "… with iconv(1) by the following: Tip; Use "--verbose" option …").
+CODE_FIRST = True
 
 
 # Stop 31's rules (evals/extractive_levers.py; False: the rule before). Not quoted: a sentence cut by the prompt's clip

@@ -507,6 +507,18 @@ def test_a_number_heading_its_text_in_a_list_of_codes_is_its_term_but_a_lone_num
         "The scheduler reads its configuration at start-up"]
 
 
+def test_a_lead_in_right_over_code_carries_the_code_not_the_items_after_it() -> None:
+    """Debian Reference: "You can check if a text file is encoded in UTF-8 with iconv(1) by the following:", the
+    command, then a Tip; the lead-in skipped the code and carried the tip as a list item. Django: "Define a
+    SITE_ID setting:" carried the next step ("Run migrate"), not `SITE_ID = 1`."""
+    text = ("You can check if a text file is encoded in UTF-8 with iconv(1) by the following:\n\n```\n"
+            "$ iconv -f utf8 -t utf8 input.txt >/dev/null || echo 'non-UTF-8 found'\n```\n\n- Tip\n- Use the "
+            "--verbose option in the above example to find the first non-UTF-8 character.")
+    found = [c.text for c in candidates([Passage("ch11.en.html", text, 0.5)])]
+    assert found[0] == ("You can check if a text file is encoded in UTF-8 with iconv(1) by the following: "
+                        "`$ iconv -f utf8 -t utf8 input.txt >/dev/null || echo 'non-UTF-8 found'`")
+
+
 def test_a_sentence_a_code_block_interrupts_is_quoted_whole() -> None:
     """Octave's and zsh's manuals (texinfo) put a display block inside a sentence: the lead-in and the text
     after the code were quoted as two fragments ("Another possible workaround is to use the command", "to
