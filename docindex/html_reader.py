@@ -264,6 +264,14 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 flush()             # Doxygen's prototype, a cell per token: one line, as declared
                 declared = " ".join("".join(cell.text(deep=True) or "" for cell in child.css("td")).split())
                 blocks.append(Block("para", declared.replace("( ", "(").replace(" )", ")")))
+            elif tag == "table" and ADMONITION_LABELS and _classes(child.parent) & _ADMONITIONS:
+                flush()             # DocBook's admonition drawn with its icon: "[Note]" picture, "Note", the text
+                for cell in child.css("th, td"):
+                    if cell.tag == "th" and (label := inline_text(cell)):
+                        blocks.append(Block("para", f"**{label}**"))
+                    elif cell.tag == "td":
+                        walk(cell)
+                        flush()
             elif tag == "table" and (table := markdown_table(child)):
                 flush()
                 blocks.append(Block("para", table))
@@ -291,6 +299,10 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
 
 
 _CELL_BLOCKS = "div, pre, ul, ol, dl, table, blockquote, h1, h2, h3, h4, h5, h6"
+_ADMONITIONS = {"note", "tip", "warning", "caution", "important"}
+# Stop 44: an admonition DocBook XSL draws as a table (admon.graphics: the icon, the label, the text) reads as
+# its label and its text, as one without the icon does; it was a data table (False).
+ADMONITION_LABELS = True
 
 
 def markdown_table(table: Any) -> str:

@@ -610,3 +610,16 @@ def test_a_page_declaring_utf8_with_stray_latin1_bytes_is_read_not_refused(tmp_p
     (tmp_path / "bacula.html").write_bytes(page)
     assert [b.text for b in extract(tmp_path / "bacula.html").blocks] == ["Prune the catalog \u2014 nightly.",
                                                                          "Caf\u00e9 au lait"]
+
+
+def test_a_docbook_admonition_drawn_as_a_table_reads_as_its_label_and_text(tmp_path):
+    """DocBook XSL with admonition graphics draws each note as a table (the icon, "Note", then the text): it
+    was read as a data table ("|  | Note |"), and quoted "Note: For FAT …; Note; Microsoft …". Now a label
+    and a paragraph, as PostgreSQL's admonitions without the icon read."""
+    page = ('<html><body><p>Split the archive.</p><div class="note"><table border="0" summary="Note"><tr>'
+            '<td rowspan="2"><img alt="[Note]" src="note.png"/></td><th align="left">Note</th></tr><tr><td>'
+            "<p>For FAT filesystems the maximum file size is 4GiB - 1 byte.</p></td></tr></table></div></body></html>")
+    (tmp_path / "ch10.html").write_text(page)
+    assert [(b.kind, b.text) for b in extract(tmp_path / "ch10.html").blocks] == [
+        ("para", "Split the archive."), ("para", "**Note**"),
+        ("para", "For FAT filesystems the maximum file size is 4GiB - 1 byte.")]
