@@ -55,6 +55,9 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/fish --db /tmp/fish.db --collection fish
     docindex ingest /usr/share/cups/doc-root/help --db /tmp/cups.db --collection cups
     docindex ingest /usr/share/debian-reference --db /tmp/debref.db --collection debref
+    # apt-get install docbook-xsl-doc-html maxima-doc
+    docindex ingest /usr/share/doc/docbook-xsl-doc-html/doc --db /tmp/dbxsl.db --collection dbxsl
+    docindex ingest /usr/share/doc/maxima-doc/html --db /tmp/maxima.db --collection maxima   # --aggregate maxima_singlepage.html
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
