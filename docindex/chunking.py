@@ -61,6 +61,12 @@ class Chunk:
         return PATH_SEPARATOR.join(self.heading_path)
 
     @property
+    def section(self) -> str:
+        """The heading its text begins under (its heading path's last; "" without one): what names a
+        value field at the text's start (quotable.candidates' names)."""
+        return self.heading_path[-1] if self.heading_path else ""
+
+    @property
     def embed_text(self) -> str:
         """What the embedder and BM25 see: the heading path gives the body its context."""
         return f"{self.title}\n{plain_tables(self.text)}"

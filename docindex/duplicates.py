@@ -90,7 +90,8 @@ def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: C
     if own:                 # each page's chunk in the place of the copy, once; the copies after the rest
         seen = set(window)
         window = list(dict.fromkeys(own.get(c, c) for c in window))
-        ranked = window + [c for c in ranked if c not in seen and c not in window] + list(own)
+        placed = seen | set(window)
+        ranked = window + [c for c in ranked if c not in placed] + list(own)
     if len(window) < 2:
         return list(ranked)
     near = _near_pairs(window, doc_of, vectors)
@@ -201,15 +202,18 @@ def distinct_ranked(ranked: list[Ranked], k: int, doc_of: dict[int, int], snapsh
     """`distinct` over ranking.rank()'s items, in the order it gives, with the snapshot's vectors. A page's
     chunk brought by `twin_of` carries the scores of the chunk whose place it takes."""
     by_id = {item.chunk_id: item for item in ranked}
-    stands_for: dict[int, int] = {}
+    stands_for: dict[int, int] = {}         # a page's chunk brought by twin_of → the copy whose place it takes
+    order = distinct(list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), texts, per_doc,
+                     snapshot.vectors_of, _noting(twin_of, stands_for) if twin_of is not None else None)
+    return [by_id[c] if c in by_id else replace(by_id[stands_for[c]], chunk_id=c, copy_of=stands_for[c])
+            for c in order]
 
-    def recorded(chunk_id: int, doc: int) -> tuple[int, int] | None:
-        found = twin_of(chunk_id, doc) if twin_of is not None else None
+
+def _noting(twin_of: Twins, stands_for: dict[int, int]) -> Twins:
+    """`twin_of`, noting in `stands_for` each page's chunk it finds → the copy it was asked about."""
+    def noted(chunk_id: int, doc: int) -> tuple[int, int] | None:
+        found = twin_of(chunk_id, doc)
         if found is not None:
             stands_for.setdefault(found[0], chunk_id)
         return found
-
-    order = distinct(list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), texts, per_doc,
-                     snapshot.vectors_of, recorded if twin_of is not None else None)
-    return [by_id[c] if c in by_id else replace(by_id[stands_for[c]], chunk_id=c, copy_of=stands_for[c])
-            for c in order]
+    return noted

@@ -339,8 +339,8 @@ class _Writer:
 
     def _quotes(self, chunks: list[Chunk]) -> list[bytes | None] | None:
         """Each chunk's quote-vector blob (quotable.chunk_blobs), or None when they are not made."""
-        return quotable.chunk_blobs([c.text for c in chunks], self._embed, [c.heading_path[-1] if c.heading_path
-                                     else "" for c in chunks]) if self.quote_vectors else None
+        return quotable.chunk_blobs([c.text for c in chunks], self._embed,
+                                    [c.section for c in chunks]) if self.quote_vectors else None
 
     def _write(self, item: Pending, vectors, quotes: list[bytes | None] | None) -> None:
         fields = dict(source=item.candidate.source, path=str(item.candidate.path), sha256=item.sha256,

@@ -227,8 +227,8 @@ class _Worker:
         if result.pending is None or self._embedder is None:
             return None
         chunks = result.pending.chunks
-        quotes = quotable.chunk_blobs([c.text for c in chunks], self._vectors, [c.heading_path[-1] if c.heading_path
-                                      else "" for c in chunks]) if self._quotes else None
+        quotes = quotable.chunk_blobs([c.text for c in chunks], self._vectors,
+                                      [c.section for c in chunks]) if self._quotes else None
         return Embedded(self._vectors([chunk.embed_text for chunk in chunks]), quotes)
 
     def _vectors(self, texts: list[str]) -> np.ndarray:

@@ -245,8 +245,8 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
         if term:
             terms.insert(0, term)
             named = named or not field
-        values = values and (note or _is_value(text, blocks[at]))
-        valued = valued or _is_value(text, blocks[at])
+        value = _is_value(text, blocks[at])
+        values, valued = values and (note or value), valued or value
         at -= 1
     if HEADINGS_NAME_VALUES and valued and values and not named:
         heading = text[blocks[at].start:blocks[at].end].lstrip("#").strip() if at >= 0 else name
