@@ -50,7 +50,7 @@ _PERMALINK_MARKS = {"¶", "#", "§", "🔗", "⚓"}    # a link to its own secti
 # and 17 % of the Python docs' were such bodies under 100 characters.
 _CHROME = ", ".join((
     "nav", "footer", "[role=navigation]", "[role=search]", "[role=contentinfo]", "[role=banner]",
-    "div.navheader", "div.navfooter",                   # DocBook (the PostgreSQL manual)
+    "div.navheader", "div.navfooter", "div.toc",        # DocBook: its tables of contents list a line per page
     "div.sphinxsidebar", "div.related", "div.footer",   # Sphinx (the Python docs)
     "div#footer",                                       # AsciiDoc (git's manual pages)
     "div#menu-bar",                                     # mdBook (its <h1> is the book's name on every page)

@@ -214,6 +214,9 @@ def test_a_manual_written_as_preformatted_text_is_a_document(tmp_path):
     '<div class="sphinxsidebar" role="navigation"><h3>This Page</h3><p>Show Source</p></div>',
     '<div class="footer">© Copyright 2001-2023.</div>',
     '<div class="navheader"><table><tr><td>Prev</td><td>Up</td><td>Home</td><td>Next</td></tr></table></div>',
+    # DocBook XSL's per-folder contents: a line of description per parameter, ranked above its pages
+    '<div class="toc"><dl><dt><a href="a.html">admon.style</a> — Specifies the CSS style attribute that should be '
+    'applied to admonitions and describes how it is used in the output</dt></dl></div>',
     '<div id="footer"><div id="footer-text">Last updated 2024-05-31</div></div>',    # AsciiDoc
     '<div id="menu-bar" class="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div>',  # mdBook
     '<nav><ul><li>Docs</li><li>Blog</li></ul></nav>',
