@@ -6,7 +6,8 @@ the 24 Docker questions were appended in stop 35, before any Docker run, in that
 git, sqlite, ant and debmake questions of stop 39, and stop 40's wireshark and gimp ones, carry a reference answer, written with them: the summary then
 also gives the share of its words in the answer and in the best of the 4 passages, as issue 12's
 hidden set measures). A question's "also" lists other pages that answer it; a page is named by its
-file name, ".gz" dropped.
+file name, ".gz" dropped, or, where several folders hold that name, by the end of its path
+("text/scalc/01/05080300.html": stop 45's LibreOffice and SQLAlchemy questions, qualified before any run).
 
 Corpora (Debian packages, not installed by `make corpora`; ingest them as a user would):
 
@@ -95,6 +96,13 @@ def page_name(source: str) -> str:
     return source.rsplit("/", 1)[-1].removesuffix(".gz")
 
 
+def names(source: str, wanted: set[str]) -> bool:
+    """Whether `source` is one of the pages `wanted` names: by file name, or by the end of its path
+    where the name holds a folder ("faq/connections.html")."""
+    path = "/" + source.removesuffix(".gz")
+    return page_name(source) in wanted or any("/" in name and path.endswith("/" + name) for name in wanted)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", required=True)
@@ -116,7 +124,8 @@ def main() -> None:
     floors = collection_floors(passages, args.collection)   # as the MCP tools send them with each passage
     out = []
     for q in rows:
-        sources = [page_name(h.source) for h in pages.search(q["q"], k=10, collection=args.collection)]
+        paths = [h.source for h in pages.search(q["q"], k=10, collection=args.collection)]
+        sources = [page_name(source) for source in paths]
         hits = passages.search(q["q"], 4, args.collection, sentences=True)
         given = list(build_prompt(q["q"], [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
                                                    coverage=h.coverage, noise_floor=floors.cosine,
@@ -127,7 +136,7 @@ def main() -> None:
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
         named = (lambda name: name.rsplit(".", 1)[0]) if args.any_extension else (lambda name: name)
         wanted = {named(page) for page in relevant}
-        rank = next((at for at, source in enumerate(sources, start=1) if named(source) in wanted), None)
+        rank = next((at for at, source in enumerate(paths, start=1) if names(named(source.removesuffix(".gz")), wanted)), None)
         row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": gate.passed,
                "pages": sources[:5], "passages": [page_name(p.source) for p in given],
                "answer": " ".join(engine.render(chosen))}
