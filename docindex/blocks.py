@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 42
+READING_VERSION = 43
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -51,7 +51,8 @@ non-UTF-8 bytes is read, each stray byte as Windows-1252). 38: stop 44 (a senten
 quoted whole, the code inline). 39: stop 44 (a number over its text in a list of codes or options is
 its term: "413: Request too large", "-4: …"). 40: stop 44 (a lead-in right over code carries the code, not the
 items after it). 41: stop 44 (a DocBook admonition drawn as a table reads as its label and its text). 42: stop 45 (a DocBook
-table of contents, div.toc, is chrome even where it carries a line of description per entry)."""
+table of contents, div.toc, is chrome even where it carries a line of description per entry). 43: stop 45 (Pallets'
+"Changelog" toggle over version notes is chrome)."""
 
 
 @dataclass(frozen=True)

@@ -217,6 +217,7 @@ def test_a_manual_written_as_preformatted_text_is_a_document(tmp_path):
     # DocBook XSL's per-folder contents: a line of description per parameter, ranked above its pages
     '<div class="toc"><dl><dt><a href="a.html">admon.style</a> — Specifies the CSS style attribute that should be '
     'applied to admonitions and describes how it is used in the output</dt></dl></div>',
+    '<details class="changelog"><summary>Changelog</summary></details>',   # Pallets (Werkzeug): a toggle's label
     '<div id="footer"><div id="footer-text">Last updated 2024-05-31</div></div>',    # AsciiDoc
     '<div id="menu-bar" class="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div>',  # mdBook
     '<nav><ul><li>Docs</li><li>Blog</li></ul></nav>',
