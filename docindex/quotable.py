@@ -108,7 +108,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 resumes = _resumes_after_code(text, blocks, b, raw) if end == unit.end else ""
                 dangles = (DANGLING_LEAD_INS and after is not None and after.kind == "code"
                            and bool(_DANGLING.search(raw)) or bool(resumes))  # "… committed state with" + code
-                if (raw.rstrip().endswith(":") or points or dangles) and end == unit.end:
+                runs_on = (LISTS_RUN_ON and unit.kind == "prose" and after is not None and after.kind == "item"
+                           and bool(_DANGLING.search(raw)))
+                if (raw.rstrip().endswith(":") or points or dangles or runs_on) and end == unit.end:
                     following = [u for u in blocks[b + 1:] if u.kind != "code"]
                     kind = following[0].kind if following else "item"
                     if CODE_FIRST and after is not None and after.kind == "code":
@@ -117,7 +119,9 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     items = _listed(text, following, kind, max_items) if kind in ("item", "row") and not dangles else []
                     items = items if kind != "row" or len(items) > 1 else []    # a header row alone is no table
                     if items:
-                        sentence = f"{sentence}: {'; '.join(i for i in items if i)}"
+                        listed = _AND_SEP.sub(r"\1 ", "; ".join(i for i in items if i))    # "b; and c", not "b; and; c"
+                        sentence = f"{sentence}{'' if runs_on else ':'} {listed}"
+                        resumed.update(range(b + 1, b + 1 + len(items)) if runs_on else ())    # fragments alone
                     elif after is not None and after.kind == "code":
                         carried = _with_code(sentence, _inline_code(text, after), "" if dangles else ":")
                         if carried == sentence and (dangles or LEAD_INS_WITHOUT_CODE_SKIPPED and (
@@ -181,6 +185,9 @@ CLIP_MARK = " …"
 # its colon (git's user manual: "… you can return the entire working tree to the last committed state with" and
 # `$ git reset --hard HEAD`; quoted alone it ended on "with"). Carried with its code, or not quoted. False: as before.
 DANGLING_LEAD_INS = True
+# Stop 45: such a paragraph over a list goes on in its items ("… a test configuration by" / "1. copying the files …").
+LISTS_RUN_ON = True
+_AND_SEP = re.compile(r"\b(and|or); ")
 _DANGLING = re.compile(r"\b(?:with|to|by|using|via|run|running|type|typing|use|as|like|from|into|enter|execute|invoke|"
                        r"call|called|named|is|are|the|a|an)\s*$", re.IGNORECASE)
 _POINTER = re.compile(r"^(?:see(?![-\w])(?!\s+(?:that|whether|if|how)\b)|refer to\b(?!.*\b(?:as|by)\b)|(?:for (?:more|"

@@ -205,6 +205,19 @@ def test_a_sentence_stopping_on_its_object_over_code_is_quoted_with_the_code_or_
                      "a list item after the code, not carried"]
 
 
+def test_a_paragraph_stopping_on_its_object_over_a_list_goes_on_in_its_items() -> None:
+    """Shorewall: "… create a test or temporary configuration by" over "1. copying the files …; 2. modify …;
+    and 3. specifying …" was quoted as the fragments "copying the files …" and "modify …; and"."""
+    text = ("This facility permits you to easily create a test configuration by\n\n"
+            "1. copying the files that need modification to a separate directory;\n"
+            "2. modify those files in the separate directory; and\n"
+            "3. specifying the separate directory in a restart command\n")
+    found = [c.text for c in candidates([Passage("a.md", text, 0.5)])]
+    assert found == ["This facility permits you to easily create a test configuration by copying the files that "
+                     "need modification to a separate directory; modify those files in the separate directory; and "
+                     "specifying the separate directory in a restart command"]
+
+
 def test_an_sql_statement_is_no_term_for_the_caption_after_it() -> None:
     """SQLite's examples put each caption above its statement, and the caption after a statement was
     quoted with it: "SELECT datetime(…, 'localtime'): Compute the current unix timestamp"."""
