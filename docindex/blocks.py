@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 44
+READING_VERSION = 45
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -50,10 +50,12 @@ is no signature term). 37: stop 44 (an HTML page declaring UTF-8 with stray
 non-UTF-8 bytes is read, each stray byte as Windows-1252). 38: stop 44 (a sentence a code block interrupts is
 quoted whole, the code inline). 39: stop 44 (a number over its text in a list of codes or options is
 its term: "413: Request too large", "-4: …"). 40: stop 44 (a lead-in right over code carries the code, not the
-items after it). 41: stop 44 (a DocBook admonition drawn as a table reads as its label and its text). 42: stop 45 (a DocBook
-table of contents, div.toc, is chrome even where it carries a line of description per entry). 43: stop 45 (Pallets'
-"Changelog" toggle over version notes is chrome). 44: stop 45 (a paragraph stopping on "by", "with"… over a list goes
-on in its items; "b; and c", not "b; and; c")."""
+items after it). 41: stop 44 (a DocBook admonition drawn as a table reads as its label and its text). 42: stop 45 (a
+DocBook table of contents, div.toc, is chrome even where it carries a line of description per entry). 43: stop 45
+(Pallets' "Changelog" toggle over version notes is chrome). 44: stop 45 (a paragraph stopping on "by", "with"… over
+a list goes on in its items; "b; and c", not "b; and; c"). 45: stop 45 (script-driven widgets: a body-level banner,
+asides holding a form control, hidden platform choices but the default, LibreOffice's "Related Topics";
+html_widgets.py)."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 
 from .blocks import Block, Extracted
 from .bounds import REDIRECT_GROUP, SOURCE_LISTING_GROUP, NotADocument
+from .html_widgets import drop_widgets
 from .page_kinds import REDIRECT_MAX_CHARS, numbered_lines, redirect_target, source_listing
 from .page_kinds import visible as _visible
 
@@ -191,6 +192,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         if before is not None and not (before.text(deep=True) or "").rstrip().endswith(":"):
             classifier.insert_before(" : ")
     if drop_chrome:
+        drop_widgets(tree)                      # script-driven banners, search asides, platform switches
         for chrome in tree.css(_CHROME):
             if chrome.parent is not None:       # not inside chrome already removed
                 chrome.decompose()

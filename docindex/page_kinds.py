@@ -45,8 +45,12 @@ def redirect_target(tree: Any) -> str | None:
     (almost) no text of its own such a page is a redirect, not a document: GNU Octave's texinfo
     manual is 568 pages and 2,324 of them ("XREFcsvread.html": "The node you are looking for is
     at XREFcsvread."), which were a quarter of its chunks and came up among the pages found first;
-    Sphinx, MkDocs, Jekyll and Hugo redirects are the same shape."""
+    Sphinx, MkDocs, Jekyll and Hugo redirects are the same shape. A refresh inside <noscript> on a page
+    with a heading is a fallback for browsers without scripts, not the page's redirect (Sphinx's
+    reredirects have no heading)."""
     for meta in tree.css("meta[http-equiv]"):
+        if meta.parent is not None and meta.parent.tag == "noscript" and tree.css_first("h1, h2, h3") is not None:
+            continue        # LibreOffice's help: every page, titled, sends a browser without scripts to "noscript.html"
         if (meta.attributes.get("http-equiv") or "").strip().lower() == "refresh":
             found = _REFRESH_URL.match(meta.attributes.get("content") or "")
             if found:

@@ -627,3 +627,23 @@ def test_a_docbook_admonition_drawn_as_a_table_reads_as_its_label_and_text(tmp_p
     assert [(b.kind, b.text) for b in extract(tmp_path / "ch10.html").blocks] == [
         ("para", "Split the archive."), ("para", "**Note**"),
         ("para", "For FAT filesystems the maximum file size is 4GiB - 1 byte.")]
+
+
+def test_script_driven_widgets_are_not_text(tmp_path):
+    """LibreOffice's help: a banner in a body-level <header>, a contents tree and a search box in <aside>s that
+    scripts fill, and each menu path once per platform, hidden for a script to show one ("PreferencesTools")."""
+    html = ('<html><body><header id="TopLeftHeader"><a><p>LibreOffice 7.4 Help</p></a><button>Module</button></header>'
+            '<aside class="rightside"><input type="checkbox"><label>Contents</label></aside>'
+            '<aside class="leftside"><div>Index</div><input type="search"></aside>'
+            '<h1>19xx/20xx Years</h1><p>Under <span class="switchinline"><span hidden="true" class="MAC">'
+            'LibreOffice - Preferences</span><span hidden="true" id="default1">Tools - Options</span></span>'
+            ' - General you can define the century.</p><aside class="footnote"><p>[1] A footnote stays.</p></aside>'
+            '<div class="relatedtopics"><p>Related Topics</p><p><a href="d.html">Calculating With Dates</a></p></div>'
+            '</body></html>')
+    assert page_texts(tmp_path, html) == ["19xx/20xx Years", "Under Tools - Options - General you can define the century.",
+                                          "[1] A footnote stays."]
+
+
+def test_an_article_header_with_its_title_is_kept(tmp_path):
+    html = '<html><body><header><h1>Install</h1><p>How to install it.</p></header><p>Run make.</p></body></html>'
+    assert page_texts(tmp_path, html) == ["Install", "How to install it.", "Run make."]

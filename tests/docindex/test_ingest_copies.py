@@ -29,6 +29,9 @@ def test_redirect_pages_are_skipped_in_one_line_and_a_page_with_text_is_read(tmp
               # Sphinx's reredirects: the refresh inside <noscript>, no body text at all
               "old/moved.html": '<html><head><noscript><meta http-equiv="refresh" content="0; url=../new.html"/>'
                                 '</noscript></head><body><script>location.replace("../new.html")</script></body></html>',
+              # LibreOffice's help: every page, short ones too, sends a browser without scripts elsewhere
+              "short.html": '<html><head><noscript><meta http-equiv="refresh" content="0; URL=noscript.html">'
+                            '</noscript></head><body><h1>Zoom</h1><p>Reads numbers at a larger size.</p></body></html>',
               # a refresh without "url=" (sqlite3-doc's sqlite.html, Javadoc's overview-summary.html)
               "sqlite.html": '<html><head><meta http-equiv="refresh" content="0; ./cli.html"></head><body></body></html>',
               # a page that refreshes itself but has text of its own is a document
@@ -37,7 +40,7 @@ def test_redirect_pages_are_skipped_in_one_line_and_a_page_with_text_is_read(tmp
     docs = write_files(tmp_path / "docs", files)
     result = invoke("ingest", docs, "--db", tmp_path / "i.db", "-c", "c")
     assert result.exit_code == 3, result.output
-    assert result.stdout.startswith("2 added, 0 changed, 0 removed, 0 unchanged, 6 skipped"), result.output
+    assert result.stdout.startswith("3 added, 0 changed, 0 removed, 0 unchanged, 6 skipped"), result.output
     assert result.stderr.splitlines() == [      # one kind: one line, wherever they are
         f"skipped 6 files under {docs}: each a redirect page (a refresh to another page, no text of its own), "
         f"e.g. {docs / 'XREFcsvread.html'}: a redirect to Simple-File-I_002fO.html#XREFcsvread (no text of its own)",
