@@ -26,6 +26,7 @@ from typing import Any
 
 from .blocks import Block, Extracted
 from .bounds import REDIRECT_GROUP, SOURCE_LISTING_GROUP, NotADocument
+from .html_navigation import link_dense, pagination
 from .html_widgets import drop_widgets
 from .page_kinds import REDIRECT_MAX_CHARS, numbered_lines, redirect_target, source_listing
 from .page_kinds import visible as _visible
@@ -68,11 +69,6 @@ _CHROME = ", ".join((
 
 # Link-dense blocks: navigation whatever a generator calls it (menus, breadcrumbs, "on this page"
 # and "see also" link lists, language bars of links).
-_LINK_BLOCKS = "div, ul, ol, dl, table, p"
-LINK_DENSITY = 0.75     # share of a block's visible characters inside links at which it is navigation
-MIN_LINKS = 3
-_PAGINATION = re.compile(r"^[\s«»‹›←→|·]*(?:(?:previous|prev|next|up|home|top)[\s«»‹›←→|·]*)+$", re.IGNORECASE)
-_PAGINATION_BLOCKS = {"div", "p", "span", "ul", "ol", "li"}
 _SKIP_LINK = re.compile(r"\s*(?:skip|jump) to (?:the )?(?:main )?(?:content|navigation|nav|menu|search|article)\s*$",
                         re.IGNORECASE)
 _NODE_LINKS = 'a[rel="next"], a[rel="prev"], a[rel="up"]'       # not Javadoc's div.header: the page's h1
@@ -84,78 +80,8 @@ _PAGE_LINKS = ('a[rel="prev"], a[rel="next"], a.left-prev, a.right-next, a.prev-
 _READ_MORE = re.compile(r"\s*read more\s*(?:…|\.\.\.|»|›|→)?\s*$", re.IGNORECASE)     # rustdoc's, blogs
 
 
-def _link_dense(tree: Any) -> list[Any]:
-    """The outermost blocks of `tree` that are navigation by link density (no heading or code inside)."""
-    found: list[Any] = []
-    ids: set[int] = set()
-    for node in tree.css(_LINK_BLOCKS):
-        if _inside(node, ids) or node.css_first("h1, h2, h3, h4, h5, h6, pre") is not None:
-            continue
-        links = node.css("a")
-        if len(links) < MIN_LINKS:
-            continue
-        total, linked = _visible_and_linked(node, links)
-        if total and linked >= LINK_DENSITY * total and not (PROSE_KEPT and _holds_prose(node)):
-            found.append(node)
-            ids.add(node.mem_id)
-    return found
-
-
-# A block holding a paragraph of prose is not navigation as a whole, however many links sit beside it:
-# PostgreSQL's part pages wrap their introduction and their table of contents in one div.partintro,
-# 80 % link text, and the introduction went with it. Its link-dense parts are still found on their own.
-PROSE_KEPT = True
-PROSE_MIN_CHARS = 80
-
-
-def _holds_prose(node: Any) -> bool:
-    for paragraph in node.css("p"):
-        total, linked = _visible_and_linked(paragraph, paragraph.css("a"))
-        if total >= PROSE_MIN_CHARS and linked < LINK_DENSITY * total:
-            return True
-    return False
-
-
-def _visible_and_linked(node: Any, links: list[Any]) -> tuple[int, int]:
-    """The visible characters of `node`, and how many of them are inside `links` (its <a> elements)."""
-    return _visible(node.text(deep=True)), sum(_visible(a.text(deep=True)) for a in links)
-
-
-def _pagination(tree: Any) -> list[Any]:
-    """The outermost blocks whose whole text is pagination words around a link of them: found from the
-    links up, so a page is read once per such link, not once per block."""
-    found: list[Any] = []
-    ids: set[int] = set()
-    paginates: dict[int, bool] = {}     # each block's text read once, however many links it holds
-
-    def only_pagination(node: Any) -> bool:
-        if node.mem_id not in paginates:
-            paginates[node.mem_id] = bool(_PAGINATION.match(node.text(deep=True) or ""))
-        return paginates[node.mem_id]
-
-    for link in tree.css("a"):
-        if not _PAGINATION.match(link.text(deep=True) or ""):
-            continue
-        top, node = None, link.parent
-        while node is not None and node.tag in _PAGINATION_BLOCKS and only_pagination(node):
-            top, node = node, node.parent
-        if top is not None and top.mem_id not in ids:
-            found.append(top)
-            ids.add(top.mem_id)
-    return [node for node in found if not _inside(node, ids)]      # the outermost ones
-
-
 def _classes(node: Any) -> set[str]:
     return set((node.attributes.get("class") or "").split()) if node is not None else set()
-
-
-def _inside(node: Any, ids: set[int]) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id in ids:
-            return True
-        parent = parent.parent
-    return False
 
 
 def parse_html(text: str) -> Extracted:
@@ -196,7 +122,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         for chrome in tree.css(_CHROME):
             if chrome.parent is not None:       # not inside chrome already removed
                 chrome.decompose()
-        for navigation in _link_dense(tree):
+        for navigation in link_dense(tree):
             navigation.decompose()
         for link in tree.css('a[href^="#"]'):
             if _SKIP_LINK.match(link.text(deep=True) or ""):    # "Skip to content": for screen readers
@@ -207,7 +133,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         for header in tree.css("div.header, div.nav-panel"):    # texinfo's "Next: …, Previous: … [Contents][Index]"
             if header.css_first(_NODE_LINKS) is not None or _NODE_NAV.match(header.text(deep=True) or ""):
                 header.decompose()
-        for node in _pagination(tree):                          # "« Previous Next »" (Read the Docs' version bar)
+        for node in pagination(tree):                          # "« Previous Next »" (Read the Docs' version bar)
             node.decompose()
         for link in tree.css(_PAGE_LINKS):                      # "previous Table Visualization next Windowing …"
             link.decompose()
@@ -278,6 +204,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
             elif tag == "table" and (table := markdown_table(child)):
                 flush()
                 blocks.append(Block("para", table))
+            elif tag == "tr" and LAYOUT_HEADS_LABELS and (heads := _header_row(child)):
+                flush()             # a layout table's column heads, "Wildcard — Description": a label, not the
+                blocks.append(Block("para", f"**{heads}**"))    # first row's term ("Wildcard, Description, ? …")
             elif tag in _BLOCK:
                 flush()
                 walk(child)
@@ -328,6 +257,19 @@ def markdown_table(table: Any) -> str:
         return ""
     lines = ["| " + " | ".join(texts) + " |" for texts in kept]
     return "\n".join([lines[0], "|" + "---|" * len(kept[0]), *lines[1:]])
+
+
+# Stop 45: LibreOffice's tables hold paragraphs in their cells, so they read cell by cell, and their head
+# row's cells read as lines a term could be made of (False: read as such).
+LAYOUT_HEADS_LABELS = True
+
+
+def _header_row(row: Any) -> str:
+    """A table row of header cells only, as one line of their texts ("" for any other row)."""
+    cells = [cell for cell in row.iter() if cell.tag in ("th", "td")]
+    if len(cells) < 2 or any(cell.tag != "th" for cell in cells):
+        return ""
+    return " — ".join(text for cell in cells if (text := inline_text(cell)))
 
 
 CAPTION_MAX_WORDS = 25  # a longer caption explains more than its picture: read as text

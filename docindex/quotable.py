@@ -221,7 +221,7 @@ _SIGNATURE = re.compile(r"^[^'\"\d\n→]+ → [^'\"\d\n→]+$")
 STATEMENTS_NOT_TERMS = True
 _STATEMENT = re.compile(r"^(?:SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|WITH|PRAGMA|BEGIN|COMMIT|ROLLBACK|VACUUM|"
                         r"ATTACH|DETACH|EXPLAIN|REPLACE|VALUES|GRANT|REVOKE|SET)\b.*;\s*$", re.IGNORECASE | re.DOTALL)
-_INNER_SENTENCE_END = re.compile(r"[.!?][)\]\"'`*_]*\s+[A-Z`(\"'*_]")
+_INNER_SENTENCE_END = re.compile(r"(?<=\S)[.!?][)\]\"'`*_]*\s+[A-Z`(\"'*_]")   # not a symbol first: "? (question mark)"
 _SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializable Isolation Level": a title
 
 

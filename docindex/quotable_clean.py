@@ -14,7 +14,8 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 MARKERS = "footnotes"   # stop 40: "[1, 20]", "a[0]" are content, quoted as "(1, 20)", "a(0)"; "removed": as before
 _FOOTNOTE = re.compile(r"(?<![\w\])])\[\s*\d+\s*\](?![\w\[(])")
 _CHECKBOX = re.compile(r"(?:^|(?<=\s))(?:[-*+]\s+)?\[[ xX]\]\s+")  # a task list's "- [ ] ", also mid-line
-_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\|)+")
+# Markers a line starts with; not a table cell's "#" before its text ("# — Does not display extra zeros").
+_LEAD = re.compile(r"^\s*(?:(?:#{1,6}|[-*+])\s+(?![\u2013\u2014]\s)|\d+[.)]\s+|>\s*|\|)+")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 # Kept verbatim through the emphasis cleanup: code spans (`**kwargs`), dunder names (`object.__repr__`,
 # `__init__.py`) and double underscores inside a word (`name__icontains`). Until stop 28 they lost

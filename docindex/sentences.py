@@ -156,9 +156,10 @@ CITATION_PATTERN = r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]"
 # An answer's sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace.
 _ANSWER_SENTENCE_END = re.compile(r"((?<=[.!?])[\"')\]]*\s+)")    # captured: a continued sentence keeps it
 # What follows a full stop in lower case or as an en or em dash continues the sentence, as does anything
-# after "e.g." / "i.e." / "cf." / "vs.", unless a citation closed it ("… [1]. fs_read …"). The page
-# (serve_app/static/index.html, splitSentences) applies the same rule.
+# after "e.g." / "i.e." / "cf." / "vs." or a stop with no word before it, unless a citation closed it
+# ("… [1]. fs_read …"). The page (serve_app/static/index.html, splitSentences) applies the same rule.
 _CONTINUES = re.compile(r"[a-z\u2013\u2014]")
+_WORDY = re.compile(r"\w")      # a "sentence" of no word ("?") is a symbol the next one names: "? (question mark) …"
 _ABBREVIATED_END = re.compile(r"\b(?:" + "|".join(map(re.escape, _ABBREVIATIONS)) + r")\.$")
 _STOP_ONLY = re.compile(r"^\s*[.!?]+[\"')\]]*\s*$")
 _CITED_END = re.compile(r"\]\s*[.!?]+$")
@@ -174,8 +175,9 @@ def split_sentences(answer: str) -> list[str]:
     pieces = _ANSWER_SENTENCE_END.split(answer.strip())         # text, separator, text, …
     for at in range(0, len(pieces), 2):
         part, closing = pieces[at], pieces[at - 1].rstrip() if at else ""
-        if parts and (_CONTINUES.match(part) or _ABBREVIATED_END.search(parts[-1])
-                      and not _CITATIONS_THEN_END.match(part)) and not _CITED_END.search(parts[-1]):
+        if parts and (_CONTINUES.match(part) or not _WORDY.search(parts[-1])
+                      or _ABBREVIATED_END.search(parts[-1]) and not _CITATIONS_THEN_END.match(part)) \
+                and not _CITED_END.search(parts[-1]):
             parts[-1] += closing + " " + part    # "e.g. the …", "TLS?\" — no …", "f(x,...) returns": one sentence
         elif part.strip():
             parts.append(part)

@@ -647,3 +647,13 @@ def test_script_driven_widgets_are_not_text(tmp_path):
 def test_an_article_header_with_its_title_is_kept(tmp_path):
     html = '<html><body><header><h1>Install</h1><p>How to install it.</p></header><p>Run make.</p></body></html>'
     assert page_texts(tmp_path, html) == ["Install", "How to install it.", "Run make."]
+
+
+def test_a_layout_tables_head_row_is_a_label_not_a_term(tmp_path):
+    """LibreOffice's tables hold paragraphs in their cells, so they read cell by cell; their head cells read
+    as lines and were quoted as the first row's term: "Wildcard, Description, ? (question mark): Matches …"."""
+    html = ('<html><body><table><tr><th><p>Wildcard</p></th><th><p>Description</p></th></tr>'
+            '<tr><td><p>? (question mark)</p></td><td><p>Matches any single character.</p><p>Not zero.</p></td></tr>'
+            '</table></body></html>')
+    assert page_texts(tmp_path, html) == ["**Wildcard — Description**", "? (question mark)",
+                                          "Matches any single character.", "Not zero."]

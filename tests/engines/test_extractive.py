@@ -218,6 +218,17 @@ def test_a_paragraph_stopping_on_its_object_over_a_list_goes_on_in_its_items() -
                      "specifying the separate directory in a restart command"]
 
 
+def test_a_symbol_that_a_row_or_a_term_names_is_quoted_with_its_text() -> None:
+    """LibreOffice: "| # | Does not display extra zeros. |" was quoted "— Does not display extra zeros" (the "#"
+    taken for a heading's marker), and "? (question mark)" over its text as "(question mark) matches …"."""
+    text = ("| Placeholders | Explanation |\n|---|---|\n| # | Does not display extra zeros. |\n"
+            "| ? | Displays space characters instead of extra zeros. |\n\n"
+            "? (question mark)\n\nMatches any single character in a search string.\n")
+    found = [c.text for c in candidates([Passage("a.md", text, 0.5)])]
+    assert "# — Does not display extra zeros" in found
+    assert "? (question mark): Matches any single character in a search string" in found
+
+
 def test_an_sql_statement_is_no_term_for_the_caption_after_it() -> None:
     """SQLite's examples put each caption above its statement, and the caption after a statement was
     quoted with it: "SELECT datetime(…, 'localtime'): Compute the current unix timestamp"."""

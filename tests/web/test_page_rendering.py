@@ -109,6 +109,7 @@ SENTENCE_CASES = [
     "Use a pool (e.g. [1]). Next. See e.g. [1], [2] for more. Tools (i.e. [3]) work.",
     "The locale (eg. 21-May-2001) is English [1]. Ie. Next. Done ie. [2]. Fin.",
     "The json_extract(X,P1,P2,...) extracts values [1]. Next one [2].",
+    "? (question mark) matches any single character [1]. * (asterisk) matches any sequence [1].",
 ]
 
 
