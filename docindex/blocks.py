@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 46
+READING_VERSION = 47
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -56,7 +56,8 @@ DocBook table of contents, div.toc, is chrome even where it carries a line of de
 a list goes on in its items; "b; and c", not "b; and; c"). 45: stop 45 (script-driven widgets: a body-level banner,
 asides holding a form control, hidden platform choices but the default, LibreOffice's "Related Topics";
 html_widgets.py). 46: stop 45 (a table cell "#" or "*" before its text is no list marker; a stop with no word
-before it ends no sentence: "? (question mark) matches …"; a layout table's head row is one label)."""
+before it ends no sentence: "? (question mark) matches …"; a layout table's head row is one label). 47: stop 45 (an
+interactive session, ">>> " or "$ ", split over <pre>s with nothing between them is one code block)."""
 
 
 @dataclass(frozen=True)

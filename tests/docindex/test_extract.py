@@ -657,3 +657,14 @@ def test_a_layout_tables_head_row_is_a_label_not_a_term(tmp_path):
             '</table></body></html>')
     assert page_texts(tmp_path, html) == ["**Wildcard — Description**", "? (question mark)",
                                           "Matches any single character.", "Not zero."]
+
+
+def test_a_session_split_over_code_blocks_is_one(tmp_path):
+    """Requests' quickstart splits one doctest over two <pre>s: the lead-in "… pass it directly using the json
+    parameter:" carried ">>> payload = …" without ">>> r = requests.post(url, json=payload)"."""
+    html = ('<html><body><p>Pass it with the json parameter:</p><div><pre>&gt;&gt;&gt; payload = {}</pre></div>'
+            '<div><pre>&gt;&gt;&gt; r = post(url, json=payload)</pre></div><p>Done.</p><pre>&lt;echo/&gt;</pre>'
+            '<pre>&lt;echo message="x"/&gt;</pre></body></html>')
+    assert page_texts(tmp_path, html) == ["Pass it with the json parameter:",
+                                          "```\n>>> payload = {}\n\n>>> r = post(url, json=payload)\n```",
+                                          "Done.", "```\n<echo/>\n```", '```\n<echo message="x"/>\n```']
