@@ -96,11 +96,10 @@ def page_name(source: str) -> str:
     return source.rsplit("/", 1)[-1].removesuffix(".gz")
 
 
-def names(source: str, wanted: set[str]) -> bool:
-    """Whether `source` is one of the pages `wanted` names: by file name, or by the end of its path
-    where the name holds a folder ("faq/connections.html")."""
-    path = "/" + source.removesuffix(".gz")
-    return page_name(source) in wanted or any("/" in name and path.endswith("/" + name) for name in wanted)
+def names(path: str, wanted: set[str]) -> bool:
+    """Whether `path` (a source, ".gz" dropped) is one of the pages `wanted` names: by file name, or by
+    the end of its path where the name holds a folder ("faq/connections.html")."""
+    return page_name(path) in wanted or any("/" in name and f"/{path}".endswith(f"/{name}") for name in wanted)
 
 
 def main() -> None:
@@ -136,7 +135,8 @@ def main() -> None:
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
         named = (lambda name: name.rsplit(".", 1)[0]) if args.any_extension else (lambda name: name)
         wanted = {named(page) for page in relevant}
-        rank = next((at for at, source in enumerate(paths, start=1) if names(named(source.removesuffix(".gz")), wanted)), None)
+        rank = next((at for at, source in enumerate(paths, start=1)
+                     if names(named(source.removesuffix(".gz")), wanted)), None)
         row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": gate.passed,
                "pages": sources[:5], "passages": [page_name(p.source) for p in given],
                "answer": " ".join(engine.render(chosen))}

@@ -10,14 +10,13 @@ to show one. Removed here, before the reader's other chrome rules:
 - an <aside> holding a form control (a search box, a menu's toggle): a widget, not a sidebar's text
   (docutils' sidebars and footnotes are <aside>s too, and keep their text);
 - of an inline switch whose choices are all hidden, every choice but the default (the one no platform
-  class names): "Tools - Options", not "LibreOffice - Preferences" as well;
-- LibreOffice's "Related Topics" list of links.
+  class names): "Tools - Options", not "LibreOffice - Preferences" as well.
+
+Its "Related Topics" list of links is a plain selector, in html_reader's _CHROME.
 """
 from __future__ import annotations
 
 from typing import Any
-
-_RELATED = "div.relatedtopics"
 
 
 def drop_widgets(tree: Any) -> None:
@@ -35,5 +34,3 @@ def drop_widgets(tree: Any) -> None:
                 for child in choices:
                     if child.attributes.get("class"):
                         child.decompose()
-    for related in tree.css(_RELATED):
-        related.decompose()
