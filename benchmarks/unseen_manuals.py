@@ -59,6 +59,10 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     # apt-get install docbook-xsl-doc-html maxima-doc
     docindex ingest /usr/share/doc/docbook-xsl-doc-html/doc --db /tmp/dbxsl.db --collection dbxsl
     docindex ingest /usr/share/doc/maxima-doc/html --db /tmp/maxima.db --collection maxima   # --aggregate maxima_singlepage.html
+    # stop 47: apt-get install python-cryptography-doc gnuplot-doc python-pygments-doc
+    docindex ingest /usr/share/doc/python-cryptography-doc/html --db /tmp/cryptography.db --collection cryptography
+    docindex ingest /usr/share/doc/gnuplot/htmldocs --db /tmp/gnuplot.db --collection gnuplot
+    docindex ingest /usr/share/doc/python-pygments-doc/html --db /tmp/pygments.db --collection pygments
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
