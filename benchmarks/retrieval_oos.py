@@ -128,8 +128,10 @@ def gate_report(answerable: list[dict], off: list[dict]) -> dict:
         neg = [o[score_name] for o in off if o[score_name] is not None]
         report[score_name] = {"answerable": metrics.spread(pos), "off_topic": metrics.spread(neg),
                               "auc_answerable_vs_off_topic": round(metrics.auc(pos, neg), 4)}
-    rules = {"shipped": shipped, "no sentence floor (before stop 43)": {**shipped, "sentence_margin": None},
-             "evidence alone (no noise floor; before stop 41)": {**shipped, "noise_margin": None, "sentence_margin": None},
+    clauses = {**shipped, "score_weights": None}
+    rules = {"shipped": shipped, "clauses (before stop 47)": clauses,
+             "no sentence floor (before stop 43)": {**clauses, "sentence_margin": None},
+             "evidence alone (no noise floor; before stop 41)": {**clauses, "noise_margin": None, "sentence_margin": None},
              "cosine only": {"min_cosine": shipped["min_cosine"]}}
     report["rules"] = {}
     for rule, kwargs in rules.items():

@@ -35,6 +35,17 @@ user's words can meet one sentence closely where they meet the whole passage loo
 "turn one-hot indicator columns back into one categorical column", chunk 0.48 against a floor of 0.33,
 sentence 0.52 against 0.35). The passage cosine must still reach `min_cosine`.
 
+With `score_weights` set (stop 47: the shipped default), those three clauses give way, where the passages
+carry a noise floor and coverage, to one learned score: a logistic regression over `features` (how far the
+best passage and the best sentence clear their collection's floors, the best coverage, how far the mean of
+the passages clears the floor), fitted by benchmarks/gate_learned.py on the dev sets (PostgreSQL and Python
+dev halves, cMCP, 20 manuals), its threshold folded into the bias: the question passes when
+bias + weights · features >= 0. The clauses each ask whether one piece of evidence clears a bar alone; the
+score lets a question with several middling pieces pass and still refuses one whose only strength is a
+passage cosine. Held out (benchmarks/results/gate_learned.md) it refuses a quarter as many real questions
+for about as many off-topic ones let through. Passages without a floor or coverage (an older or foreign
+MCP server): the clauses above.
+
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
 """
@@ -55,6 +66,13 @@ class GateRule(TypedDict):
     min_evidence: float | None
     noise_margin: float | None
     sentence_margin: float | None
+    score_weights: tuple[float, ...] | None     # bias, then one weight per FEATURES entry
+
+
+# What the learned score weighs, in this order (`features`); a sentence gap falls back to the passage's
+# where no sentence cosine or sentence floor was sent (an index without quote vectors).
+FEATURES = ("best cosine - noise floor", "best sentence cosine - sentence floor", "best coverage",
+            "mean cosine - noise floor")
 
 
 @dataclass(frozen=True)
@@ -73,20 +91,47 @@ def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | Non
 
 def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: float | None = None,
            min_evidence: float | None = None, noise_margin: float | None = None,
-           sentence_margin: float | None = None) -> GateDecision:
-    """Pass when the best cosine reaches `min_cosine` and, with both `coverage_weight` and
-    `min_evidence` set, the evidence (module docstring) reaches `min_evidence` or, with
-    `noise_margin` set, the best cosine reaches the passages' noise floor + `noise_margin`, or, with
+           sentence_margin: float | None = None, score_weights: Sequence[float] | None = None) -> GateDecision:
+    """Pass when the best cosine reaches `min_cosine` and, with `score_weights` set and the passages
+    carrying a noise floor and coverage, the learned score is >= 0; otherwise, with both
+    `coverage_weight` and `min_evidence` set, the evidence (module docstring) reaches `min_evidence` or,
+    with `noise_margin` set, the best cosine reaches the passages' noise floor + `noise_margin`, or, with
     `sentence_margin` set, their best sentence's cosine reaches the sentence floor + `sentence_margin`."""
     if not passages:
         return GateDecision(passed=False, best_cosine=None)
     best = max(p.cosine for p in passages)
     passed = best >= min_cosine
+    scored = score(passages, score_weights) if passed and score_weights is not None else None
+    if scored is not None:
+        return GateDecision(passed=scored >= 0.0, best_cosine=best)
     if passed and coverage_weight is not None and min_evidence is not None:
-        score = evidence(passages, coverage_weight)
-        passed = (score is None or score >= min_evidence or above_noise(passages, best, noise_margin)
+        weighed = evidence(passages, coverage_weight)
+        passed = (weighed is None or weighed >= min_evidence or above_noise(passages, best, noise_margin)
                   or sentence_above_noise(passages, sentence_margin))
     return GateDecision(passed=passed, best_cosine=best)
+
+
+def features(passages: Sequence[Passage]) -> tuple[float, ...] | None:
+    """The learned score's inputs (FEATURES), or None when no passage carries a noise floor or coverage."""
+    floors = [p.noise_floor for p in passages if p.noise_floor is not None]
+    coverages = [p.coverage for p in passages if p.coverage is not None]
+    if not floors or not coverages:
+        return None
+    floor = max(floors)
+    cosines = [p.cosine for p in passages]
+    best = max(cosines)
+    sentences = [p.sentence_cosine for p in passages if p.sentence_cosine is not None]
+    sentence_floors = [p.sentence_floor for p in passages if p.sentence_floor is not None]
+    sentence_gap = max(sentences) - max(sentence_floors) if sentences and sentence_floors else best - floor
+    return best - floor, sentence_gap, max(coverages), sum(cosines) / len(cosines) - floor
+
+
+def score(passages: Sequence[Passage], weights: Sequence[float]) -> float | None:
+    """bias + weights · features(passages); None where `features` is None."""
+    values = features(passages)
+    if values is None:
+        return None
+    return weights[0] + sum(w * x for w, x in zip(weights[1:], values))
 
 
 def above_noise(passages: Sequence[Passage], best: float, noise_margin: float | None) -> bool:

@@ -179,6 +179,16 @@ class Settings(BaseSettings):
         "largest margin): 13 dev errors against 16 without; held out (the test halves and 10 manuals, 3 of them "
         "asked after the choice): 6 of 285 wrongly refused against 16, off-topic refused 120/124 against 121 "
         "(benchmarks/results/gate_noise_floor.md). null = off."))
+    gate_score_weights: tuple[float, float, float, float, float] | None = Field(
+        (0.1053, 0.0, 0.0, 0.0, 26.7734), description=(
+        "The Gate's learned score (deployments/gate_rule.py): bias, then weights of the best cosine's and the "
+        "best sentence's gaps over their collection's floors, the best coverage and the passages' mean "
+        "cosine's gap; a question passes when the score is >= 0. It replaces gate_min_evidence, "
+        "gate_noise_margin and gate_sentence_margin where the passages carry a noise floor and coverage (docindex's "
+        "search tools). Fitted on dev data by benchmarks/gate_learned.py (benchmarks/results/gate_learned.md), "
+        "which also chose, on leave-one-set-out errors, to weigh only the mean cosine: a question passes when "
+        "its passages' mean cosine reaches the noise floor - 0.004. Held out: 19 of 733 real questions refused "
+        "against 28 with the clauses, 1,810 of 1,872 fresh off-topic ones against 1,840. null = those clauses."))
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(
@@ -282,7 +292,7 @@ class Settings(BaseSettings):
         """The Gate's settings as deployments.gate_rule.decide takes them."""
         return {"min_cosine": self.gate_min_cosine, "coverage_weight": self.gate_coverage_weight,
                 "min_evidence": self.gate_min_evidence, "noise_margin": self.gate_noise_margin,
-                "sentence_margin": self.gate_sentence_margin}
+                "sentence_margin": self.gate_sentence_margin, "score_weights": self.gate_score_weights}
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(retries=self.first_token_retries, backoff_s=self.retry_backoff_s)

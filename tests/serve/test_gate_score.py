@@ -1,0 +1,76 @@
+"""The Gate's learned score (stop 47): bias + weights · features, in place of the clauses where floors are sent."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deployments.gate_rule import FEATURES, decide, features, score
+from deployments.passage import Passage
+from serve_app.settings import Settings
+
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks/results/gate_learned.json"
+CLAUSES = {"min_cosine": 0.29, "coverage_weight": 0.65, "min_evidence": 0.68, "noise_margin": 0.15,
+           "sentence_margin": 0.08}
+MEAN_ONLY = (0.1053, 0.0, 0.0, 0.0, 26.7734)     # as shipped: the passages' mean cosine against the noise floor
+
+
+def floored(cosine: float, *, coverage: float | None = 0.2, floor: float | None = 0.30,
+            sentence: float | None = None, sentence_floor: float | None = None) -> Passage:
+    return Passage(source="a.md", text="t", cosine=cosine, coverage=coverage, noise_floor=floor,
+                   sentence_cosine=sentence, sentence_floor=sentence_floor)
+
+
+def test_the_features_are_the_gaps_over_the_floors_the_coverage_and_the_mean():
+    given = [floored(0.50, coverage=0.1, sentence=0.60, sentence_floor=0.40), floored(0.30, coverage=0.4)]
+    assert features(given) == pytest.approx((0.20, 0.20, 0.4, 0.10))
+    assert len(features(given) or ()) == len(FEATURES)
+
+
+def test_without_a_sentence_floor_the_sentence_gap_is_the_passages():
+    assert features([floored(0.45)]) == pytest.approx((0.15, 0.15, 0.2, 0.15))
+    assert features([floored(0.45, sentence=0.9)]) == pytest.approx((0.15, 0.15, 0.2, 0.15))
+
+
+def test_no_floor_or_no_coverage_gives_no_score():
+    assert features([floored(0.45, floor=None)]) is None
+    assert features([floored(0.45, coverage=None)]) is None
+    assert score([floored(0.45, floor=None)], MEAN_ONLY) is None
+
+
+def test_the_score_decides_where_the_floors_are_sent():
+    rule = {**CLAUSES, "score_weights": MEAN_ONLY}
+    # mean 0.30 = the floor: passes; the clauses alone refuse it (best 0.34, coverage 0.2: evidence 0.47)
+    strong_mean = [floored(0.34), floored(0.30), floored(0.29), floored(0.27)]
+    assert decide(strong_mean, **rule).passed
+    assert not decide(strong_mean, **CLAUSES).passed
+    # one high passage over a floor of weak ones: the noise clause passes it, the score does not
+    one_high = [floored(0.46), floored(0.24), floored(0.22), floored(0.20)]
+    assert decide(one_high, **CLAUSES).passed
+    assert not decide(one_high, **rule).passed
+
+
+def test_the_cosine_floor_holds_and_without_floors_the_clauses_decide():
+    rule = {**CLAUSES, "score_weights": MEAN_ONLY}
+    assert not decide([floored(0.28, floor=0.10)], **rule).passed           # under gate_min_cosine
+    no_floor = [floored(0.47, coverage=0.0, floor=None)]                    # an older or foreign MCP server
+    assert decide(no_floor, **rule).passed == decide(no_floor, **CLAUSES).passed is False
+    assert decide([floored(0.42, coverage=0.48, floor=None)], **rule).passed   # the evidence rule passes it
+
+
+def test_the_shipped_weights_are_the_ones_the_benchmark_fitted():
+    fitted = json.loads(RESULTS.read_text())
+    assert fitted["features"] == list(FEATURES)
+    assert Settings(_env_file=None).gate_score_weights == tuple(fitted["weights"]) == MEAN_ONLY
+
+
+def test_a_weight_vector_of_the_wrong_length_is_refused_at_startup(monkeypatch: pytest.MonkeyPatch):
+    from pydantic import ValidationError
+    monkeypatch.setenv("ASKDOCS_GATE_SCORE_WEIGHTS", "[1.0, 2.0]")
+    with pytest.raises(ValidationError):
+        Settings(_env_file=None)
+    monkeypatch.setenv("ASKDOCS_GATE_SCORE_WEIGHTS", "[0.0, 1.0, 0.0, 0.0, 0.0]")
+    assert Settings(_env_file=None).gate_rule()["score_weights"] == (0.0, 1.0, 0.0, 0.0, 0.0)
+    monkeypatch.delenv("ASKDOCS_GATE_SCORE_WEIGHTS")
+    assert Settings(_env_file=None, gate_score_weights=None).gate_rule()["score_weights"] is None
