@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 47
+READING_VERSION = 48
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -57,7 +57,9 @@ a list goes on in its items; "b; and c", not "b; and; c"). 45: stop 45 (script-d
 asides holding a form control, hidden platform choices but the default, LibreOffice's "Related Topics";
 html_widgets.py). 46: stop 45 (a table cell "#" or "*" before its text is no list marker; a stop with no word
 before it ends no sentence: "? (question mark) matches …"; a layout table's head row is one label). 47: stop 45 (an
-interactive session, ">>> " or "$ ", split over <pre>s with nothing between them is one code block)."""
+interactive session, ">>> " or "$ ", split over <pre>s with nothing between them is one code block). 48: stop 47
+(LaTeX2HTML: its div.navigation, "Next: … Up: … Previous: … Index", is chrome; its "4#4" math placeholders are
+not text)."""
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ _PERMALINKS = ("a.headerlink, a.hash-link, a.anchor-link, .viewcode-link, .viewc
                "a.copiable-anchor, a.copiable-link, "   # texinfo 6.8-7's "¶": in 41 % of Octave's chunks
                "span.permalink, span.lineno, span.linenos, td.linenos")    # Doxygen's "◆", code line numbers
 _PERMALINK_MARKS = {"¶", "#", "§", "🔗", "⚓"}    # a link to its own section with only this as text
+_MATH_PLACEHOLDER = re.compile(r"\s*\d+#\d+\s*$")
 # Page chrome that documentation generators put around the text: navigation bars, sidebars,
 # footers, search boxes. Kept, each became a chunk of its own ("Prev | Up | Home | Next",
 # "Next topic: copy — Shallow and deep copy operations", "Part of the git(1) suite") whose
@@ -110,6 +111,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     for link in tree.css('a[href^="#"]'):       # any generator's: Apache's a.permalink "¶" in every heading
         if (link.text(deep=True) or "").strip() in _PERMALINK_MARKS:
             link.decompose()
+    for math in tree.css("span.MATH"):         # LaTeX2HTML's math it made no image of: "where 4#4axes5#5 may be"
+        if _MATH_PLACEHOLDER.match(math.text(deep=True) or ""):
+            math.decompose()
     for category in tree.css("dt span.category, dt span.category-def"):
         if not any(ch.isalnum() for ch in category.text(deep=True) or ""):
             category.decompose()                # texinfo's empty deffn category: ": x = csvread (filename)"
@@ -131,7 +135,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
         for link in tree.css("a"):
             if _READ_MORE.match(link.text(deep=True) or ""):    # "Returns a copy of the value. Read more"
                 link.decompose()
-        for header in tree.css("div.header, div.nav-panel"):    # texinfo's "Next: …, Previous: … [Contents][Index]"
+        # texinfo's "Next: …, Previous: … [Contents][Index]"; LaTeX2HTML's div.navigation, "Next: Macros Up:
+        # Set-show Previous: Locale Index" atop each of gnuplot's 652 pages (links 57 % of its text)
+        for header in tree.css("div.header, div.nav-panel, div.navigation"):
             if header.css_first(_NODE_LINKS) is not None or _NODE_NAV.match(header.text(deep=True) or ""):
                 header.decompose()
         for node in pagination(tree):                          # "« Previous Next »" (Read the Docs' version bar)

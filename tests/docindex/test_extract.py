@@ -171,6 +171,21 @@ def test_texinfo_node_navigation_is_not_text_but_a_javadoc_header_is(tmp_path):
     assert page_texts(tmp_path, javadoc) == ["Class Copy", "Copies a file."]
 
 
+def test_latex2html_navigation_and_unmade_math_images_are_not_text(tmp_path):
+    """LaTeX2HTML's div.navigation ("Next: Macros Up: Set-show Previous: Locale Index" atop each of gnuplot's
+    652 pages) is navigation; its "4#4" placeholders stand for math it made no image of ("where <axes> may")."""
+    nav = ('<div class="navigation"><a href="node336.html"><img alt="next" src="next.png"></a> <br>'
+           '<b> Next:</b> <a href="node336.html">Macros</a> <b> Up:</b> <a href="node263.html">Set-show</a> '
+           '<b> Previous:</b> <a href="node334.html">Locale</a> &nbsp; <b><a href="node649.html">Index</a></b>'
+           '<br><br></div>')
+    html = (f'<html><body>{nav}<h2>Logscale</h2><p>where <span class="MATH">4#4</span>axes<span class="MATH">'
+            '5#5</span> may be any combinations of x and y; <span class="MATH">x^2</span> stays.</p></body></html>')
+    assert page_texts(tmp_path, html) == ["Logscale", "where axes may be any combinations of x and y; x^2 stays."]
+    menu = ('<html><body><div class="navigation"><p>Our projects and how to join them</p></div>'
+            '<h2>Tools</h2><p>Text.</p></body></html>')          # another site's div.navigation: kept
+    assert page_texts(tmp_path, menu) == ["Our projects and how to join them", "Tools", "Text."]
+
+
 def test_api_references_boilerplate_is_not_text(tmp_path):
     """Javadoc's inherited-member lists and rustdoc's source links, blanket and auto-trait
     implementations and "Read more" links were the same chunks on every page of a reference."""
