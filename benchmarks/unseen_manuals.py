@@ -5,7 +5,9 @@ anything ran (benchmarks/oos/unseen/questions.jsonl; its sha256 is in the stop-3
 the 24 Docker questions were appended in stop 35, before any Docker run, in that stop's note; the
 git, sqlite, ant and debmake questions of stop 39, and stop 40's wireshark and gimp ones, carry a reference answer, written with them: the summary then
 also gives the share of its words in the answer and in the best of the 4 passages, as issue 12's
-hidden set measures). A question's "also" lists other pages that answer it; a page is named by its
+hidden set measures). The Gate is also asked the 48 off-topic questions of off_topic_fresh.jsonl (stop 47:
+everyday ones and other vendors' consumer products, never fitted on; the 8 everyday ones of questions.jsonl are
+in benchmarks/gate_learned.py's training manuals). A question's "also" lists other pages that answer it; a page is named by its
 file name, ".gz" dropped, or, where several folders hold that name, by the end of its path
 ("text/scalc/01/05080300.html": stop 45's LibreOffice and SQLAlchemy questions, qualified before any run).
 
@@ -93,6 +95,7 @@ from evals.metrics import word_recall  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
+FRESH_OFF_TOPIC = ROOT / "benchmarks/oos/unseen/off_topic_fresh.jsonl"   # stop 47's 48, never fitted on
 
 
 def page_name(source: str) -> str:
@@ -125,23 +128,29 @@ def main() -> None:
     passages = Index(args.db, ranking=replace(RANKINGS["passages"], distinct=not args.no_distinct))
     engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
     floors = collection_floors(passages, args.collection)   # as the MCP tools send them with each passage
+
+    def gated(question: str) -> tuple[list[Passage], bool]:
+        """The 4 passages the Gate and the engine get, and the Gate's decision."""
+        hits = passages.search(question, 4, args.collection, sentences=True)
+        given = list(build_prompt(question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
+                                                     coverage=h.coverage, noise_floor=floors.cosine,
+                                                     sentence_cosine=h.sentence_cosine,
+                                                     sentence_floor=floors.sentence)
+                                             for h in hits], PromptLimits(4, 900)).passages)
+        return given, decide(given, **settings.gate_rule()).passed
+
     out = []
     for q in rows:
         paths = [h.source for h in pages.search(q["q"], k=10, collection=args.collection)]
         sources = [page_name(source) for source in paths]
-        hits = passages.search(q["q"], 4, args.collection, sentences=True)
-        given = list(build_prompt(q["q"], [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
-                                                   coverage=h.coverage, noise_floor=floors.cosine,
-                                                   sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence)
-                                           for h in hits], PromptLimits(4, 900)).passages)
-        gate = decide(given, **settings.gate_rule())
-        chosen = engine.choose(q["q"], given, 256) if gate.passed else []
+        given, passed = gated(q["q"])
+        chosen = engine.choose(q["q"], given, 256) if passed else []
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
         named = (lambda name: name.rsplit(".", 1)[0]) if args.any_extension else (lambda name: name)
         wanted = {named(page) for page in relevant}
         rank = next((at for at, source in enumerate(paths, start=1)
                      if names(named(source.removesuffix(".gz")), wanted)), None)
-        row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": gate.passed,
+        row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": passed,
                "pages": sources[:5], "passages": [page_name(p.source) for p in given],
                "answer": " ".join(engine.render(chosen))}
         if "answer" in q:       # a reference answer (git, sqlite): issue 12's hidden-set measure
@@ -152,6 +161,7 @@ def main() -> None:
             print(json.dumps(row, ensure_ascii=False))
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
+    fresh = [json.loads(line)["q"] for line in FRESH_OFF_TOPIC.read_text().splitlines() if line]
     summary = {"collection": args.collection, "distinct": not args.no_distinct,
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
@@ -164,6 +174,7 @@ def main() -> None:
                    "aggregate_passages": f"{sum(r['passages'].count(args.aggregate) for r in gold)}/{4 * len(gold)}"}
                   if args.aggregate else {}),
                "off_topic_refused": f"{sum(not r['gate_passed'] for r in off)}/{len(off)}",
+               "fresh_off_topic_refused": f"{sum(not gated(q)[1] for q in fresh)}/{len(fresh)}",
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": round(os.getloadavg()[0], 1),
                "machine": f"{platform.machine()}, {os.cpu_count()} cores", "commit": subprocess.run(
                    ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()}
