@@ -1,9 +1,10 @@
 """Gate: refuse before the model when no passage is relevant enough.
 
-The rule (a cosine floor, then best cosine + weight × best coverage against a
-threshold) is `deployments.gate_rule.decide`, Ray-free so that benchmarks can
-replay it; this module holds the Serve deployment around it. Figures:
-benchmarks/results/gate_evidence.md.
+The rule (a cosine floor, then, where docindex sends its noise floors, a learned
+score over the passages' cosines against them; else best cosine + weight × best
+coverage against a threshold) is `deployments.gate_rule.decide`, Ray-free so that
+benchmarks can replay it; this module holds the Serve deployment around it.
+Figures: benchmarks/results/gate_learned.md, gate_evidence.md.
 
 A refusal here costs no generation at all; questions that are in-domain but
 unanswerable still pass and rely on the model's own refusal (see
