@@ -81,6 +81,7 @@ FEATURES = ("best cosine - noise floor", "best sentence cosine - sentence floor"
 class GateDecision:
     passed: bool
     best_cosine: float | None   # None when nothing was retrieved
+    score: float | None = None  # the learned score where it decided (>= 0 passes); None: the clauses did
 
 
 def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | None:
@@ -105,7 +106,7 @@ def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: f
     passed = best >= min_cosine
     scored = score(passages, score_weights) if passed and score_weights is not None else None
     if scored is not None:
-        return GateDecision(passed=scored >= 0.0, best_cosine=best)
+        return GateDecision(passed=scored >= 0.0, best_cosine=best, score=scored)
     if passed and coverage_weight is not None and min_evidence is not None:
         weighed = evidence(passages, coverage_weight)
         passed = (weighed is None or weighed >= min_evidence or above_noise(passages, best, noise_margin)

@@ -202,6 +202,8 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
                       timing="gate_ms") as stage:
         decision = await pipeline.decide(req.question, passages, **stage.carrier)
         stage.span.set_attribute("askdocs.gate.passed", decision.passed)
+        if decision.score is not None:      # how far over (or under) the learned score's threshold
+            stage.span.set_attribute("askdocs.gate.score", round(decision.score, 4))
     if stage.failure is not None:
         yield stage.failure
         return

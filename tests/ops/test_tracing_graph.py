@@ -8,6 +8,7 @@ version is tests/serve/test_cluster_tracing.py.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -121,6 +122,30 @@ async def test_a_gate_refusal_is_a_complete_trace_without_generation(
     spans = {s.name: s for s in memory.get_finished_spans()}
     assert set(spans) == {"askdocs.answer", "retrieval", "tools/call crag_search", "gate", "gate.decide"}
     assert spans["gate"].attributes["askdocs.gate.passed"] is False
+    assert "askdocs.gate.score" not in spans["gate"].attributes      # the stub sends no floors: the clauses decided
+
+
+class _Scored:
+    """A pipeline whose Gate decided by the learned score (a test double wrapping the real one)."""
+
+    def __init__(self, inner: LocalPipeline) -> None:
+        self.inner = inner
+        self.settings = inner.settings
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def decide(self, question: str, passages: list[Any], trace: Any = None) -> Any:
+        return replace(await self.inner.decide(question, passages, trace), passed=True, score=0.123456)
+
+
+async def test_the_gate_span_carries_the_learned_score_where_it_decided(
+        memory: InMemorySpanExporter, pipeline: LocalPipeline) -> None:
+    _, events = await answer(_Scored(pipeline))
+
+    assert isinstance(events[-1], DoneEvent)
+    gate = next(s for s in memory.get_finished_spans() if s.name == "gate")
+    assert gate.attributes["askdocs.gate.passed"] is True and gate.attributes["askdocs.gate.score"] == 0.1235
 
 
 class _Untraced:

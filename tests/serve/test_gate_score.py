@@ -44,7 +44,8 @@ def test_the_score_decides_where_the_floors_are_sent():
     # mean 0.30 = the floor: passes; the clauses alone refuse it (best 0.34, coverage 0.2: evidence 0.47)
     strong_mean = [floored(0.34), floored(0.30), floored(0.29), floored(0.27)]
     assert decide(strong_mean, **rule).passed
-    assert not decide(strong_mean, **CLAUSES).passed
+    assert decide(strong_mean, **rule).score == pytest.approx(0.1053 + 26.7734 * 0.0)
+    assert not decide(strong_mean, **CLAUSES).passed and decide(strong_mean, **CLAUSES).score is None
     # one high passage over a floor of weak ones: the noise clause passes it, the score does not
     one_high = [floored(0.46), floored(0.24), floored(0.22), floored(0.20)]
     assert decide(one_high, **CLAUSES).passed
