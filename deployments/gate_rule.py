@@ -45,8 +45,8 @@ as shipped, the passages' mean cosine must reach the noise floor - 0.004, so one
 an everyday question no longer carries it, and several middling ones carry a question told in a user's own
 words. Held out (benchmarks/results/gate_learned.md): 19 of 733 real questions refused against 28 with the
 clauses, 62 of 1,872 fresh off-topic ones let through against 32. The mean is over the passages the Gate is
-given (the request's k, at most prompt_max_sources). Passages without a floor or coverage (an older or foreign
-MCP server): the clauses above.
+given: the first GATE_PASSAGES retrieved, whatever the request's k. Passages without a floor or coverage (an
+older or foreign MCP server): the clauses above.
 
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
@@ -70,6 +70,11 @@ class GateRule(TypedDict):
     sentence_margin: float | None
     score_weights: tuple[float, ...] | None     # bias, then one weight per FEATURES entry
 
+
+GATE_PASSAGES = 4
+"""The passages the Gate weighs, whatever a request's k: the first 4, as docindex's noise floors
+(noise_floor.PROBE_K) and benchmarks/gate_learned.py's fit count them. A request for k=1 would otherwise
+make the mean the best cosine alone, and one for k=10 (a larger prompt_max_sources) a stricter mean."""
 
 # What the learned score weighs, in this order (`features`); a sentence gap falls back to the passage's
 # where no sentence cosine or sentence floor was sent (an index without quote vectors).

@@ -31,6 +31,7 @@ from deployments import tracing
 from deployments.citations import CheckResult
 from deployments.engines.base import GenParams
 from deployments.errors import AskdocsError, Busy, EngineError, InvalidRequest, RetrievalError
+from deployments.gate_rule import GATE_PASSAGES
 from deployments.prompt import REFUSAL_SENTENCE, build_prompt
 from deployments.scaffold import ScaffoldFilter
 from serve_app.pipeline import Pipeline
@@ -187,11 +188,12 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
 
     with stages.stage("retrieval", event_stage=RetrievalError.stage, expected=RetrievalError,
                       fallback="retrieval failed", timing="retrieval_ms", k=k) as stage:
-        passages = await pipeline.search(req.question, k, req.collection, **stage.carrier)
+        # The Gate weighs the first GATE_PASSAGES whatever k is (its floors and score count that many).
+        retrieved = await pipeline.search(req.question, max(k, GATE_PASSAGES), req.collection, **stage.carrier)
     if stage.failure is not None:
         yield stage.failure
         return
-    passages = passages[:k]
+    passages = retrieved[:k]
     # Sent once the answer cannot become a 503 any more: the Gate refused (no model
     # call), or the Generator accepted the request (its stream's first item).
     sources = SourcesEvent(sources=[SourceOut(n=n, source=p.source, anchor=p.anchor, title=p.title, text=p.text,
@@ -200,7 +202,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
 
     with stages.stage("gate", event_stage="internal", expected=None, fallback="the gate failed",
                       timing="gate_ms") as stage:
-        decision = await pipeline.decide(req.question, passages, **stage.carrier)
+        decision = await pipeline.decide(req.question, retrieved[:GATE_PASSAGES], **stage.carrier)
         stage.span.set_attribute("askdocs.gate.passed", decision.passed)
         if decision.score is not None:      # how far over (or under) the learned score's threshold
             stage.span.set_attribute("askdocs.gate.score", round(decision.score, 4))

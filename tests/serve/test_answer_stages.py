@@ -70,3 +70,38 @@ async def test_busy_before_sources_is_a_503_not_an_error_event(local_pipeline: L
         response = await client.post("/ask", json={"question": QUESTION})
     assert response.status_code == 503 and response.headers["retry-after"] == "7"
     assert response.json()["error"]["stage"] == "capacity"
+
+
+class _Recording:
+    """The real pipeline, recording what retrieval was asked for and how many passages the Gate got."""
+
+    def __init__(self, inner: LocalPipeline) -> None:
+        self.inner, self.settings = inner, inner.settings
+        self.asked_k: list[int] = []
+        self.returned: list[int] = []
+        self.gated: list[int] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def search(self, question: str, k: int, collection: str | None, trace: Any = None) -> Any:
+        self.asked_k.append(k)
+        found = await self.inner.search(question, k, collection, trace)
+        self.returned.append(len(found))
+        return found
+
+    async def decide(self, question: str, passages: list[Any], trace: Any = None) -> Any:
+        self.gated.append(len(passages))
+        return await self.inner.decide(question, passages, trace)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+async def test_the_gate_weighs_four_passages_whatever_k_while_the_answer_gets_k(
+        local_pipeline: LocalPipeline, k: int) -> None:
+    recording = _Recording(local_pipeline)
+    app = create_app(recording, fake_settings())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        response = await client.post("/ask?stream=false", json={"question": QUESTION, "k": k})
+    assert response.status_code == 200
+    assert recording.asked_k == [4] and recording.gated == recording.returned    # the stub index holds 3
+    assert len(response.json()["data"]["sources"]) == min(k, recording.returned[0]) and recording.returned[0] > 1

@@ -75,3 +75,9 @@ def test_a_weight_vector_of_the_wrong_length_is_refused_at_startup(monkeypatch: 
     assert Settings(_env_file=None).gate_rule()["score_weights"] == (0.0, 1.0, 0.0, 0.0, 0.0)
     monkeypatch.delenv("ASKDOCS_GATE_SCORE_WEIGHTS")
     assert Settings(_env_file=None, gate_score_weights=None).gate_rule()["score_weights"] is None
+
+
+def test_the_gate_weighs_as_many_passages_as_the_floors_count():
+    from deployments.gate_rule import GATE_PASSAGES
+    from docindex.noise_floor import PROBE_K
+    assert GATE_PASSAGES == PROBE_K == 4
