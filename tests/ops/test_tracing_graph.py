@@ -125,8 +125,8 @@ async def test_a_gate_refusal_is_a_complete_trace_without_generation(
     assert "askdocs.gate.score" not in spans["gate"].attributes      # the stub sends no floors: the clauses decided
 
 
-class _Scored:
-    """A pipeline whose Gate decided by the learned score (a test double wrapping the real one)."""
+class _Wrapping:
+    """A test double around the real pipeline: what it does not override goes to the real one."""
 
     def __init__(self, inner: LocalPipeline) -> None:
         self.inner = inner
@@ -134,6 +134,10 @@ class _Scored:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+class _Scored(_Wrapping):
+    """A pipeline whose Gate decided by the learned score."""
 
     async def decide(self, question: str, passages: list[Any], trace: Any = None) -> Any:
         return replace(await self.inner.decide(question, passages, trace), passed=True, score=0.123456)
@@ -148,15 +152,8 @@ async def test_the_gate_span_carries_the_learned_score_where_it_decided(
     assert gate.attributes["askdocs.gate.passed"] is True and gate.attributes["askdocs.gate.score"] == 0.1235
 
 
-class _Untraced:
-    """A pipeline that drops the `trace` it is given (a test double wrapping the real one)."""
-
-    def __init__(self, inner: LocalPipeline) -> None:
-        self.inner = inner
-        self.settings = inner.settings
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+class _Untraced(_Wrapping):
+    """A pipeline that drops the `trace` it is given."""
 
     async def search(self, question: str, k: int, collection: str | None, trace: Any = None) -> Any:
         return await self.inner.search(question, k, collection)
