@@ -9,8 +9,8 @@ Sets as in benchmarks/gate_noise_floor.py (each question searched as the MCP sea
 Python dev halves, the cMCP dev eval and the manuals given with --train, real questions against their
 off-topic ones (for the manuals, the 8 everyday questions of benchmarks/oos/unseen/questions.jsonl, the
 same 8 in every manual). Reported: the test halves and the manuals given with --unseen, and on every set the
-fresh off-topic questions of benchmarks/oos/unseen/off_topic_fresh.jsonl (48, written before any variant
-was scored, never fitted on).
+fresh off-topic questions of benchmarks/oos/unseen/off_topic_fresh*.jsonl (48 each, never fitted on: the first
+written before any variant was scored, the second after the shipped score was chosen), each file's own column.
 
 The fit: features standardized on the training rows, L2 penalty LAMBDA, Newton steps; the threshold on the
 predicted probability with the fewest training errors (wrong refusals + off-topic passes), the middle of
@@ -43,7 +43,7 @@ from deployments.gate_rule import FEATURES, decide, features  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
 from docindex.noise_floor import FLOOR_RANK  # noqa: E402
 
-FRESH = REPO / "benchmarks/oos/unseen/off_topic_fresh.jsonl"
+FRESH = sorted((REPO / "benchmarks/oos/unseen").glob("off_topic_fresh*.jsonl"))
 LAMBDA = 1.0
 THRESHOLDS = [round(0.005 * t, 3) for t in range(10, 191)]
 RULES_ONLY = {**SHIPPED_RULE, "score_weights": None}    # the clauses alone, as before stop 47
@@ -154,7 +154,9 @@ def main() -> None:
     parser.add_argument("--unseen", action="append", default=[], metavar="NAME=DB", help="a manual reported only")
     args = parser.parse_args()
     info = machine()
-    fresh = tuple(("fresh", "fresh", json.loads(line)["q"]) for line in FRESH.read_text().splitlines() if line)
+    fresh = tuple(("fresh", path.stem, json.loads(line)["q"]) for path in FRESH
+                  for line in path.read_text().splitlines() if line)
+    kinds = ["real", "off", *(path.stem for path in FRESH)]
     sets = {"postgresql": str(REPO / "var/oos/postgresql.db"), "python": str(REPO / "var/oos/python.db"),
             "cmcp": str(REPO / "var/eval.db")}
     trained = ["cmcp"] + [spec.split("=", 1)[0] for spec in args.train]
@@ -162,10 +164,10 @@ def main() -> None:
     split: dict[str, list[dict[str, Any]]] = {}      # "name" or "name dev|test" -> rows
     for name, db in sets.items():
         for row in rows_of(measure(name, db, fresh)):
-            half = f"{name} {row['split']}" if name in ("postgresql", "python") and row["kind"] != "fresh" else name
+            half = f"{name} {row['split']}" if name in ("postgresql", "python") and row["split"] != "fresh" else name
             split.setdefault(half, []).append(row)
     train_names = ["postgresql dev", "python dev"] + trained
-    groups = {g: [r for r in split[g] if r["kind"] != "fresh" and r["x"] is not None] for g in train_names}
+    groups = {g: [r for r in split[g] if r["split"] != "fresh" and r["x"] is not None] for g in train_names}
     train = [r for rows in groups.values() for r in rows]
     columns, steps = select(groups)
     x = np.array([[r["x"][c] for c in columns] for r in train])
@@ -181,7 +183,8 @@ def main() -> None:
              "Backward elimination, leave-one-set-out errors over the training sets (each set scored by a fit on "
              "the others):", "", "| features | errors |", "|---|---:|"] + [f"| {k} | {v} |" for k, v in ablation.items()]
     lines += ["", "Every set: wrong refusals · everyday refused (the 8 shared ones; fitted on, in the training "
-              "manuals) · fresh off-topic refused (never fitted on). Training sets marked *:", "",
+              "manuals) · each fresh file's off-topic questions refused (never fitted on: " + ", ".join(kinds[2:]) + "). "
+              "Training sets marked *:", "",
               "| set | clauses (before) | learned score |", "|---|---|---|"]
     held = {"clauses": {}, "learned": {}}
     report = {}
@@ -194,7 +197,7 @@ def main() -> None:
         cells = []
         for rule, w in (("clauses", None), ("learned", weights)):
             c = counts(rows, w)
-            cells.append(f"{cell(c, 'real')} · {cell(c, 'off')} · {cell(c, 'fresh')}")
+            cells.append(" · ".join(cell(c, kind) for kind in kinds))
             if label not in train_names:
                 for kind, (p, n) in c.items():
                     h = held[rule].setdefault(kind, [0, 0])
@@ -202,7 +205,7 @@ def main() -> None:
         report[label] = cells
         lines.append(f"| {label}{'*' if label in train_names else ''} | {cells[0]} | {cells[1]} |")
     lines.append("| **held out, all** | " + " | ".join(
-        f"{cell(h, 'real')} · {cell(h, 'off')} · {cell(h, 'fresh')}" for h in held.values()) + " |")
+        " · ".join(cell(h, kind) for kind in kinds) for h in held.values()) + " |")
     write_results("gate_learned", {"machine": info, "features": list(FEATURES), "weights": weights,
                                    "train_errors": train_errors, "trained_on": train_names, "ablation": ablation,
                                    "sets": report, "held_out": held}, "\n".join(lines) + "\n")

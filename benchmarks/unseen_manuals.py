@@ -5,7 +5,7 @@ anything ran (benchmarks/oos/unseen/questions.jsonl; its sha256 is in the stop-3
 the 24 Docker questions were appended in stop 35, before any Docker run, in that stop's note; the
 git, sqlite, ant and debmake questions of stop 39, and stop 40's wireshark and gimp ones, carry a reference answer, written with them: the summary then
 also gives the share of its words in the answer and in the best of the 4 passages, as issue 12's
-hidden set measures). The Gate is also asked the 48 off-topic questions of off_topic_fresh.jsonl (stop 47:
+hidden set measures). The Gate is also asked the off-topic questions of off_topic_fresh*.jsonl (stop 47, 48 each:
 everyday ones and other vendors' consumer products, never fitted on; the 8 everyday ones of questions.jsonl are
 in benchmarks/gate_learned.py's training manuals). A question's "also" lists other pages that answer it; a page is named by its
 file name, ".gz" dropped, or, where several folders hold that name, by the end of its path
@@ -95,7 +95,7 @@ from evals.metrics import word_recall  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
-FRESH_OFF_TOPIC = ROOT / "benchmarks/oos/unseen/off_topic_fresh.jsonl"   # stop 47's 48, never fitted on
+FRESH_OFF_TOPIC = sorted((ROOT / "benchmarks/oos/unseen").glob("off_topic_fresh*.jsonl"))   # stop 47's, never fitted on
 
 
 def page_name(source: str) -> str:
@@ -161,7 +161,8 @@ def main() -> None:
             print(json.dumps(row, ensure_ascii=False))
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
-    fresh = [json.loads(line)["q"] for line in FRESH_OFF_TOPIC.read_text().splitlines() if line]
+    fresh = {path.stem: [json.loads(line)["q"] for line in path.read_text().splitlines() if line]
+             for path in FRESH_OFF_TOPIC}
     summary = {"collection": args.collection, "distinct": not args.no_distinct,
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
@@ -174,7 +175,8 @@ def main() -> None:
                    "aggregate_passages": f"{sum(r['passages'].count(args.aggregate) for r in gold)}/{4 * len(gold)}"}
                   if args.aggregate else {}),
                "off_topic_refused": f"{sum(not r['gate_passed'] for r in off)}/{len(off)}",
-               "fresh_off_topic_refused": f"{sum(not gated(q)[1] for q in fresh)}/{len(fresh)}",
+               "fresh_off_topic_refused": {stem: f"{sum(not gated(q)[1] for q in asked)}/{len(asked)}"
+                                           for stem, asked in fresh.items()},
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": round(os.getloadavg()[0], 1),
                "machine": f"{platform.machine()}, {os.cpu_count()} cores", "commit": subprocess.run(
                    ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()}
