@@ -65,6 +65,10 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-cryptography-doc/html --db /tmp/cryptography.db --collection cryptography
     docindex ingest /usr/share/doc/gnuplot/htmldocs --db /tmp/gnuplot.db --collection gnuplot
     docindex ingest /usr/share/doc/python-pygments-doc/html --db /tmp/pygments.db --collection pygments
+    # stop 47, asked after the Gate's learned score was chosen: apt-get install python-psycopg2-doc python-attr-doc python-babel-doc
+    docindex ingest /usr/share/doc/python-psycopg2-doc/html --db /tmp/psycopg2.db --collection psycopg2
+    docindex ingest /usr/share/doc/python-attr-doc/html --db /tmp/attrs.db --collection attrs
+    docindex ingest /usr/share/doc/python-babel-doc/html --db /tmp/babel.db --collection babel
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
