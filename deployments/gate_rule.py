@@ -43,8 +43,8 @@ Python dev halves, cMCP, 20 manuals), its threshold folded into the bias: the qu
 bias + weights · features >= 0. The same script chose, on leave-one-set-out errors, to weigh the mean alone:
 as shipped, the passages' mean cosine must reach the noise floor - 0.004, so one passage that happens to meet
 an everyday question no longer carries it, and several middling ones carry a question told in a user's own
-words. Held out (benchmarks/results/gate_learned.md): 19 of 733 real questions refused against 28 with the
-clauses, 62 of 1,872 fresh off-topic ones let through against 32. The mean is over the passages the Gate is
+words. Held out (benchmarks/results/gate_learned.md): 20 of 781 real questions refused against 32 with the
+clauses, 119 of 4,032 fresh off-topic ones let through against 64. The mean is over the passages the Gate is
 given: the first GATE_PASSAGES retrieved, whatever the request's k. Passages without a floor or coverage (an
 older or foreign MCP server): the clauses above.
 
