@@ -25,7 +25,6 @@ serve_app/settings.py's gate_score_weights default is the "weights" it records.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from dataclasses import replace
@@ -38,15 +37,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.docindex_common import machine, write_results  # noqa: E402
-from benchmarks.gate_noise_floor import SHIPPED_RULE, _commit, measure  # noqa: E402
+from benchmarks.gate_noise_floor import SHIPPED_RULE, _commit, measure  # noqa: E402   SHIPPED_RULE: the clauses
+from benchmarks.oos.questions import fresh_off_topic  # noqa: E402
 from deployments.gate_rule import FEATURES, decide, features  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
 from docindex.noise_floor import FLOOR_RANK  # noqa: E402
 
-FRESH = sorted((REPO / "benchmarks/oos/unseen").glob("off_topic_fresh*.jsonl"))
 LAMBDA = 1.0
 THRESHOLDS = [round(0.005 * t, 3) for t in range(10, 191)]
-RULES_ONLY = {**SHIPPED_RULE, "score_weights": None}    # the clauses alone, as before stop 47
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -100,7 +98,7 @@ def rows_of(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def passes(passages: list[Passage], weights: list[float] | None) -> bool:
-    return decide(passages, **{**RULES_ONLY, "score_weights": weights}).passed
+    return decide(passages, **{**SHIPPED_RULE, "score_weights": weights}).passed
 
 
 def counts(rows: list[dict[str, Any]], weights: list[float] | None) -> dict[str, list[int]]:
@@ -132,9 +130,8 @@ def select(groups: dict[str, list[dict[str, Any]]]) -> tuple[list[int], list[tup
     columns = list(range(len(FEATURES)))
     steps = [(columns, loso(groups, columns))]
     while len(columns) > 1:
-        tried = [([k for k in columns if k != c], 0) for c in columns]
-        tried = [(cols, loso(groups, cols)) for cols, _ in tried]
-        best = min(tried, key=lambda t: t[1])
+        fewer = [[k for k in columns if k != c] for c in columns]
+        best = min(((cols, loso(groups, cols)) for cols in fewer), key=lambda t: t[1])
         if best[1] > steps[-1][1]:
             break
         columns = best[0]
@@ -154,9 +151,9 @@ def main() -> None:
     parser.add_argument("--unseen", action="append", default=[], metavar="NAME=DB", help="a manual reported only")
     args = parser.parse_args()
     info = machine()
-    fresh = tuple(("fresh", path.stem, json.loads(line)["q"]) for path in FRESH
-                  for line in path.read_text().splitlines() if line)
-    kinds = ["real", "off", *(path.stem for path in FRESH)]
+    asked = fresh_off_topic()
+    fresh = tuple(("fresh", stem, question) for stem, questions in asked.items() for question in questions)
+    kinds = ["real", "off", *asked]
     sets = {"postgresql": str(REPO / "var/oos/postgresql.db"), "python": str(REPO / "var/oos/python.db"),
             "cmcp": str(REPO / "var/eval.db")}
     trained = ["cmcp"] + [spec.split("=", 1)[0] for spec in args.train]

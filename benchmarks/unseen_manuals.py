@@ -86,8 +86,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.oos.questions import fresh_off_topic  # noqa: E402
 from deployments.engines import extractive as X  # noqa: E402
-from deployments.gate_rule import decide  # noqa: E402
+from deployments.gate_rule import GATE_PASSAGES, decide  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
 from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
 from docindex.index import Index  # noqa: E402
@@ -99,7 +100,6 @@ from evals.metrics import word_recall  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
-FRESH_OFF_TOPIC = sorted((ROOT / "benchmarks/oos/unseen").glob("off_topic_fresh*.jsonl"))   # stop 47's, never fitted on
 
 
 def page_name(source: str) -> str:
@@ -135,12 +135,12 @@ def main() -> None:
 
     def gated(question: str) -> tuple[list[Passage], bool]:
         """The 4 passages the Gate and the engine get, and the Gate's decision."""
-        hits = passages.search(question, 4, args.collection, sentences=True)
+        hits = passages.search(question, GATE_PASSAGES, args.collection, sentences=True)
         given = list(build_prompt(question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
                                                      coverage=h.coverage, noise_floor=floors.cosine,
                                                      sentence_cosine=h.sentence_cosine,
                                                      sentence_floor=floors.sentence)
-                                             for h in hits], PromptLimits(4, 900)).passages)
+                                             for h in hits], PromptLimits(GATE_PASSAGES, 900)).passages)
         return given, decide(given, **settings.gate_rule()).passed
 
     out = []
@@ -165,8 +165,7 @@ def main() -> None:
             print(json.dumps(row, ensure_ascii=False))
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
-    fresh = {path.stem: [json.loads(line)["q"] for line in path.read_text().splitlines() if line]
-             for path in FRESH_OFF_TOPIC}
+    fresh = fresh_off_topic()
     summary = {"collection": args.collection, "distinct": not args.no_distinct,
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),

@@ -47,6 +47,13 @@ def off_topic(corpus: str, split: str = "all") -> list[dict]:
     return _pick(load(CORPORA[corpus].dir / "off_topic.jsonl"), split)
 
 
+def fresh_off_topic() -> dict[str, list[str]]:
+    """unseen/off_topic_fresh*.jsonl by file stem: stop 47's off-topic questions, asked of every manual, never
+    fitted on (benchmarks/gate_learned.py, benchmarks/unseen_manuals.py)."""
+    paths = sorted((OOS / "unseen").glob("off_topic_fresh*.jsonl"))
+    return {path.stem: [row["q"] for row in load(path)] for path in paths}
+
+
 def _pick(items: list[dict], split: str) -> list[dict]:
     if split not in ("dev", "test", "all"):
         raise ValueError(f"split must be dev, test or all, not {split!r}")
