@@ -69,6 +69,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-psycopg2-doc/html --db /tmp/psycopg2.db --collection psycopg2
     docindex ingest /usr/share/doc/python-attr-doc/html --db /tmp/attrs.db --collection attrs
     docindex ingest /usr/share/doc/python-babel-doc/html --db /tmp/babel.db --collection babel
+    # stop 48: apt-get install python-pymongo-doc python-ldap-doc python-sympy-doc python-openstackclient-doc
+    docindex ingest /usr/share/doc/python-pymongo-doc/html --db /tmp/pymongo.db --collection pymongo   # PyMongo 3.11
+    docindex ingest /usr/share/doc/python-ldap-doc/html --db /tmp/ldap.db --collection ldap
+    docindex ingest /usr/share/doc/python-sympy-doc/html --db /tmp/sympy.db --collection sympy   # redirect stubs
+    docindex ingest /usr/share/doc/python-openstackclient-doc/html --db /tmp/osc.db --collection osc
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
