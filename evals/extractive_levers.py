@@ -212,6 +212,7 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     # stop 40 (shipped: only a footnote-like "[7]" is dropped from a quote)
     ("every bracketed number dropped (before stop 40)", {"markers": "removed"}),
     ("bracketed numbers all kept", {"markers": "kept"}),
+    ("see-also text quoted (before stop 48)", {"see_also": False}),
 ]
 
 
@@ -250,6 +251,7 @@ def main() -> int:
                 _setting(quotable, "POINTERS_SKIPPED", lever.get("pointers")), \
                 _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")), \
                 _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")), \
+                _setting(quotable, "SEE_ALSO_SKIPPED", lever.get("see_also")), \
                 _setting(quotable_clean, "MARKERS", lever.get("markers")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],

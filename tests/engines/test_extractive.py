@@ -632,6 +632,15 @@ def test_a_sentence_that_starts_like_a_pointer_but_says_something_is_quoted(sent
     assert [c.text for c in candidates([Passage("c.html", sentence, 0.5)])] == [sentence.rstrip(".")]
 
 
+def test_the_text_a_see_also_line_heads_is_not_quoted() -> None:
+    # PyMongo's json_util page (Sphinx's seealso box) answered with "See also: The specification for Relaxed
+    # Extended JSON [1]." before stop 48: the box's title read as a term naming its text
+    text = ("In this mode, dumps() produces Relaxed Extended JSON, a mostly JSON-like format.\n\nSee also\n\n"
+            "The specification for Relaxed Extended JSON.\n\nNew in version 3.5.\n")
+    assert [c.text for c in candidates([Passage("json_util.html", text, 0.5)])] == [
+        "In this mode, dumps() produces Relaxed Extended JSON, a mostly JSON-like format", "New in version 3.5"]
+
+
 def test_a_pointer_that_carries_its_list_is_quoted_with_it() -> None:
     text = "See the following options for throttling:\n\n- rate sets the allowed rate.\n- scope names the cache key.\n"
     assert [c.text for c in candidates([Passage("o.html", text, 0.5)])][0] == (
