@@ -38,7 +38,7 @@ from .textsearch import cjk_share, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, StoredQuotes
 
 RRF_K = DEFAULT_RANKING.rrf_k   # the RRF constant; all ranking knobs are in ranking.py
-CANDIDATES = 50          # per retriever, before fusion
+CANDIDATES = DEFAULT_RANKING.candidates   # per retriever, before fusion (a Ranking's own `candidates` decides)
 MAX_K = 100
 MAX_QUERY_TERMS = 64     # a pasted page must not become a 500-term OR query
 _MODES = ("hybrid", "dense", "bm25")
@@ -145,16 +145,17 @@ class Index:
             doc_best: dict[int, int] = {}
             doc_cosine: dict[int, float] = {}
             dense = self._queries.follow(
-                embedding, lambda vector: self._dense_ids(snapshot, collection, start, end, vector), len(snapshot.ids))
+                embedding, lambda vector: self._dense_ids(snapshot, collection, start, end, vector, ranking.candidates),
+                len(snapshot.ids))
             phrases = self._tokenizer.tokens(self._conn, terms) if mode != "dense" else []
             phrase_scores = functools.cache(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts", phrases[i]))
             if mode != "dense":
-                rows, values = snapshot.lexical.scores(phrases, start, end, CANDIDATES, phrase_scores)
+                rows, values = snapshot.lexical.scores(phrases, start, end, ranking.candidates, phrase_scores)
                 bm25_ids = snapshot.ids[rows]
                 bm25 = dict(zip(bm25_ids.tolist(), values.tolist()))
                 if mode == "hybrid" and ranking.fields_weight:
                     rows, values = snapshot.field_postings(self._conn).scores(
-                        phrases, start, end, CANDIDATES,
+                        phrases, start, end, ranking.candidates,
                         lambda i: self._phrase_scores(terms[i], snapshot, lexical.FIELDS_TABLE))
                     fields_ids = snapshot.ids[rows]
                     fields = dict(zip(fields_ids.tolist(), values.tolist()))
@@ -163,7 +164,7 @@ class Index:
             query_vector, embed_ms, dense_ids, dense_ms = dense()
             t3 = clock()
             if mode == "hybrid" and ranking.doc_bm25_weight:
-                docs, values = snapshot.document_postings().rank(phrases, start, end, CANDIDATES)
+                docs, values = snapshot.document_postings().rank(phrases, start, end, ranking.candidates)
                 doc_bm25 = dict(zip(docs.tolist(), values.tolist()))
                 doc_best = doclexical.best_chunks(snapshot.doc_ids[start:end], snapshot.ids[start:end],
                                                   snapshot.matrix[start:end], query_vector, docs)
@@ -245,20 +246,20 @@ class Index:
         return cjk_share(query) > 0.5
 
     def _dense_ids(self, snapshot: Snapshot, collection: str | None, start: int, end: int,
-                   vector: np.ndarray) -> np.ndarray:
-        """The CANDIDATES chunk ids nearest `vector` in the collection (its rows start..end): the ANN
+                   vector: np.ndarray, n: int = CANDIDATES) -> np.ndarray:
+        """The `n` chunk ids nearest `vector` in the collection (its rows start..end): the ANN
         graph, else the exact scan."""
         dense_ids = None if self._exact else ann_top_ids(
-            snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, vector, CANDIDATES)
+            snapshot.anns, snapshot.slices, snapshot.ids, snapshot.matrix, collection, vector, n)
         if dense_ids is None:   # no ANN file covers it: the exact scan
             # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
             # 3-5x slower here whenever another process held the other core.
             scores = np.einsum("ij,j->i", snapshot.matrix[start:end], vector)
-            dense_ids = self._top_dense(scores, snapshot.ids[start:end])
+            dense_ids = self._top_dense(scores, snapshot.ids[start:end], n)
         return dense_ids
 
-    def _top_dense(self, scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        n = min(CANDIDATES, len(scores))
+    def _top_dense(self, scores: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+        n = min(n, len(scores))
         if n < len(scores):
             candidates = np.argpartition(-scores, n - 1)[:n]
         else:

@@ -121,7 +121,23 @@ def test_one_retriever_modes_ignore_the_ranking_levers(index):
     ({"fusion": "max"}, "fusion must be one of rrf, convex"),
     ({"fusion": "convex", "convex_dense": 1.5}, "convex_dense must be from 0 to 1"),
     ({"fusion": "convex", "fields_weight": 1.0}, "does not combine"),
+    ({"candidates": 0}, "candidates must be a positive integer"),
+    ({"candidates": True}, "candidates must be a positive integer"),
 ])
 def test_a_ranking_that_cannot_work_is_refused(knobs, message):
     with pytest.raises(ValueError, match=message):
         Ranking(**knobs)
+
+
+def test_each_retriever_gives_the_rankings_own_number_of_candidates(index):
+    # one candidate each leaves at most two chunks to fuse, whatever k asks
+    from dataclasses import replace
+
+    from docindex.ranking import DEFAULT_RANKING, DOCUMENT_RANKING
+
+    assert DOCUMENT_RANKING.candidates == DEFAULT_RANKING.candidates == 50
+    wide = index.search("make install environment", k=10, ranking=replace(DEFAULT_RANKING, same_language=False))
+    narrow = index.search("make install environment", k=10,
+                          ranking=replace(DEFAULT_RANKING, candidates=1, same_language=False))
+    assert len(wide) > 2 and 1 <= len(narrow) <= 2
+    assert narrow[0].chunk_id in {h.chunk_id for h in wide}
