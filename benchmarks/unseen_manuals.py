@@ -5,7 +5,7 @@ anything ran (benchmarks/oos/unseen/questions.jsonl; its sha256 is in the stop-3
 the 24 Docker questions were appended in stop 35, before any Docker run, in that stop's note; the
 git, sqlite, ant and debmake questions of stop 39, and stop 40's wireshark and gimp ones, carry a reference answer, written with them: the summary then
 also gives the share of its words in the answer and in the best of the 4 passages, as issue 12's
-hidden set measures). The Gate is also asked the off-topic questions of off_topic_fresh*.jsonl (stop 47, 48 each:
+hidden set measures). The Gate is also asked the off-topic questions of off_topic_fresh*.jsonl (stops 47-48, 48 each:
 everyday ones and other vendors' consumer products, never fitted on; the 8 everyday ones of questions.jsonl are
 in benchmarks/gate_learned.py's training manuals). A question's "also" lists other pages that answer it; a page is named by its
 file name, ".gz" dropped, or, where several folders hold that name, by the end of its path
@@ -72,7 +72,7 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     # stop 48: apt-get install python-pymongo-doc python-ldap-doc python-sympy-doc python-openstackclient-doc
     docindex ingest /usr/share/doc/python-pymongo-doc/html --db /tmp/pymongo.db --collection pymongo   # PyMongo 3.11
     docindex ingest /usr/share/doc/python-ldap-doc/html --db /tmp/ldap.db --collection ldap
-    docindex ingest /usr/share/doc/python-sympy-doc/html --db /tmp/sympy.db --collection sympy   # redirect stubs
+    docindex ingest /usr/share/doc/python-sympy-doc/html --db /tmp/sympy.db --collection sympy   # 30 redirect pages
     docindex ingest /usr/share/doc/python-openstackclient-doc/html --db /tmp/osc.db --collection osc
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """

@@ -48,8 +48,8 @@ def off_topic(corpus: str, split: str = "all") -> list[dict]:
 
 
 def fresh_off_topic() -> dict[str, list[str]]:
-    """unseen/off_topic_fresh*.jsonl by file stem: stop 47's off-topic questions, asked of every manual, never
-    fitted on (benchmarks/gate_learned.py, benchmarks/unseen_manuals.py)."""
+    """unseen/off_topic_fresh*.jsonl by file stem: stops 47's and 48's off-topic questions, asked of every manual,
+    never fitted on (benchmarks/gate_learned.py, benchmarks/unseen_manuals.py)."""
     paths = sorted((OOS / "unseen").glob("off_topic_fresh*.jsonl"))
     return {path.stem: [row["q"] for row in load(path)] for path in paths}
 
