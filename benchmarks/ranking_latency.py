@@ -20,6 +20,7 @@ import json
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +32,15 @@ from docindex_common import REPO, machine  # noqa: E402
 from docindex_search_latency import base_rows, build_scaled  # noqa: E402
 
 from docindex.index import Index  # noqa: E402
-from docindex.ranking import DEFAULT_RANKING, Ranking  # noqa: E402
+from docindex.ranking import DEFAULT_RANKING, DOCUMENT_RANKING, Ranking  # noqa: E402
 from serve_app.percentile import percentile  # noqa: E402
 
 REPEATS = 5
 VARIANTS = {"previous (Ranking())": Ranking(), "shipped (DEFAULT_RANKING)": DEFAULT_RANKING,
             "fields + doc agg + per_doc 2": Ranking(fields_weight=1.0, doc_weight=0.5, per_doc=2),
-            "convex a0.8, no centroid": Ranking(fusion="convex", convex_dense=0.8)}
+            "convex a0.8, no centroid": Ranking(fusion="convex", convex_dense=0.8),
+            "pages (DOCUMENT_RANKING)": DOCUMENT_RANKING,
+            "pages, 100 candidates (stop 48, not shipped)": replace(DOCUMENT_RANKING, candidates=100)}
 
 
 def main() -> int:
