@@ -38,7 +38,6 @@ import numpy as np
 class Ranking:
     """The knobs of hybrid ranking (all measured, see the module docstring)."""
 
-    candidates: int = 50         # chunks each retriever gives before fusion
     rrf_k: float = 60.0          # Cormack et al.'s constant; damps the weight of the top ranks
     dense_weight: float = 1.0
     bm25_weight: float = 1.0
@@ -53,6 +52,7 @@ class Ranking:
     centroid_weight: float = 0.0  # convex: weight of the document centroid's cosine; 0: not computed
     distinct: bool = True        # a passage copied on two pages takes one place, the smaller page's (duplicates.py)
     same_language: bool = True   # candidates in another language than the question's follow the others (language.py)
+    candidates: int = 50         # chunks each retriever gives before fusion
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
