@@ -92,9 +92,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     continue            # a FAQ's question with its context: "I've made a mistake in the last
                     #                     commit. How do I change it?" answers nothing either
             term = _term(text, blocks, b, name) if unit.kind == "prose" else ""
-            if SEE_ALSO_SKIPPED and _SEE_ALSO.fullmatch(term):
-                continue                # a "See also" box's text: where to read on ("See also: The specification
-                #                         for Relaxed Extended JSON"), not an answer
+            spans = [] if SEE_ALSO_SKIPPED and term.lower() == "see also" else spans   # stop 48: Sphinx's seealso box
             for start, end in spans:
                 raw = text[start:end]
                 if b in resumed and start == spans[0][0]:
@@ -174,11 +172,7 @@ CODE_FIRST = True
 # (CLIP_MARK); a lead-in with neither list nor code after it ("… provides the following credentials:"); a pointer ("See
 # Gunicorn's docs", "To learn about X, refer to …"); a lead-in pointing at code too long to carry ("deictic": "… add the
 # following CSS:"; True, any such lead-in, cost the Python dev half an evidence string: "… should be defined as:").
-CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED = True, True, True
-# Stop 48: the paragraph a "See also" line heads (Sphinx's seealso box, read as a term over its text) is a pointer too
-# (False: quoted with the term, "See also: The Python documentation on the warnings module").
-SEE_ALSO_SKIPPED = True
-_SEE_ALSO = re.compile(r"see also", re.IGNORECASE)
+CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED, SEE_ALSO_SKIPPED = True, True, True, True
 # Stop 37: a bold label right over a short code block (pytest's "**Run tests by keyword expressions**" and `pytest -k
 # …`) is quoted with it, as a lead-in ending in ":" is (False: never quoted); a Sphinx field list's entry with an empty
 # description ("- f (Callable[[...], Any]) –", 140 in Flask's API reference) is neither quoted nor carried by its
