@@ -5,13 +5,15 @@ the arithmetic and the wiring, not about MiniLM.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from docindex import score_fusion
 from docindex.index import Index
 from docindex.ingest import ingest
-from docindex.ranking import Ranking
+from docindex.ranking import DEFAULT_RANKING, DOCUMENT_RANKING, Ranking
 from docindex.textsearch import query_terms
 
 from .conftest import write_files
@@ -131,10 +133,6 @@ def test_a_ranking_that_cannot_work_is_refused(knobs, message):
 
 def test_each_retriever_gives_the_rankings_own_number_of_candidates(index):
     # one candidate each leaves at most two chunks to fuse, whatever k asks
-    from dataclasses import replace
-
-    from docindex.ranking import DEFAULT_RANKING, DOCUMENT_RANKING
-
     assert DOCUMENT_RANKING.candidates == DEFAULT_RANKING.candidates == 50
     wide = index.search("make install environment", k=10, ranking=replace(DEFAULT_RANKING, same_language=False))
     narrow = index.search("make install environment", k=10,
