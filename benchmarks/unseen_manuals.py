@@ -74,6 +74,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-ldap-doc/html --db /tmp/ldap.db --collection ldap
     docindex ingest /usr/share/doc/python-sympy-doc/html --db /tmp/sympy.db --collection sympy   # 30 redirect pages
     docindex ingest /usr/share/doc/python-openstackclient-doc/html --db /tmp/osc.db --collection osc
+    # stop 49: apt-get install python-h5py-doc python-mako-doc python-kombu-doc python-lxml-doc
+    docindex ingest /usr/share/doc/python-h5py-doc --db /tmp/h5py.db --collection h5py   # html/ and api/html/
+    docindex ingest /usr/share/doc/python-mako-doc/html --db /tmp/mako.db --collection mako
+    docindex ingest /usr/share/doc/python-kombu-doc/html --db /tmp/kombu.db --collection kombu
+    docindex ingest /usr/share/doc/python-lxml/html --db /tmp/lxml.db --collection lxml
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
