@@ -56,9 +56,24 @@ def test_the_requantized_model_keeps_cosine_fidelity(embedder):
 
 def test_a_rejected_requantization_falls_back_to_the_shipped_file(tmp_path, monkeypatch):
     monkeypatch.setenv("DOCINDEX_CACHE_DIR", str(tmp_path))
-    stem = f"minilm-{sha256_file(shipped_model_path())[:16]}-int8-per-channel"
-    (tmp_path / f"{stem}.json").write_text(json.dumps({"accepted": False}))
+    for suffix, _ in quantize.VARIANTS:
+        stem = f"minilm-{sha256_file(shipped_model_path())[:16]}-{suffix}"
+        (tmp_path / f"{stem}.json").write_text(json.dumps({"accepted": False}))
     assert quantize.best_model_path() == shipped_model_path()
+
+
+def test_a_rejected_signed_build_gives_way_to_the_next_variant(tmp_path, monkeypatch):
+    """An AVX2-only CPU rejects the signed int8 build (stop 48): the unsigned one is tried, and serves."""
+    monkeypatch.setenv("DOCINDEX_CACHE_DIR", str(tmp_path))
+    digest = sha256_file(shipped_model_path())[:16]
+    (first, _), (second, _) = quantize.VARIANTS
+    (tmp_path / f"minilm-{digest}-{first}.json").write_text(json.dumps({"accepted": False}))
+    (tmp_path / f"minilm-{digest}-{second}.json").write_text(json.dumps({"accepted": True}))
+    (tmp_path / f"minilm-{digest}-{second}.onnx").write_bytes(b"built earlier")
+    assert quantize.best_model_path() == tmp_path / f"minilm-{digest}-{second}.onnx"
+    (tmp_path / f"minilm-{digest}-{first}.json").write_text(json.dumps({"accepted": True}))
+    (tmp_path / f"minilm-{digest}-{first}.onnx").write_bytes(b"built earlier")
+    assert quantize.best_model_path() == tmp_path / f"minilm-{digest}-{first}.onnx"   # the first accepted wins
     monkeypatch.setenv("DOCINDEX_REQUANTIZE", "0")
     assert quantize.best_model_path() == shipped_model_path()
 
