@@ -21,6 +21,10 @@ _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 # `__init__.py`) and double underscores inside a word (`name__icontains`). Until stop 28 they lost
 # their `**` and `__`: "object.__repr__(self)" was quoted as "object.repr(self)".
 _VERBATIM = re.compile(r"`[^`\n]+`|(?<![\w*])__[A-Za-z0-9]\w*?__(?![\w*])|[A-Za-z0-9]+__\w+")
+# Stop 49: a parameter's stars in a signature ("Cleaner(**kw)", "f(a, *args, **kwargs)"), after "(" or ", " and
+# before ",", ")" or "=", are kept too: lxml's answers quoted "class lxml.html.clean.Cleaner(kw)".
+PARAMETER_STARS = True
+_PARAMETER_STARS = re.compile(r"(?:(?<=\()|(?<=,\s))\*{1,2}[A-Za-z_]\w*(?=\s*[,)=])")
 _DANGLING_MARKER = re.compile(r"[;,]\s+\d{1,3}[.)]$")   # "…; 3.": the next item's marker, cut from its text
 _QUOTED_LINE = re.compile(r"\n[ \t]*(?:>[ \t]?)+")          # a blockquote's wrapped line: "visible to\n> any user"
 
@@ -35,6 +39,8 @@ def _strip_emphasis(text: str) -> str:
 
     # A text that holds NUL already is stripped as before: the placeholders would be ambiguous.
     protected = text if "\x00" in text else _VERBATIM.sub(keep, text)
+    if PARAMETER_STARS and "\x00" not in text:
+        protected = _PARAMETER_STARS.sub(keep, protected)
     text = _EMPHASIS.sub(r"\2", protected).replace("**", "").replace("__", "")
     return re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text) if kept else text
 

@@ -213,6 +213,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("every bracketed number dropped (before stop 40)", {"markers": "removed"}),
     ("bracketed numbers all kept", {"markers": "kept"}),
     ("see-also text quoted (before stop 48)", {"see_also": False}),
+    # stop 49 (shipped: kept): a signature's parameter stars, "Cleaner(**kw)", were stripped as emphasis
+    ("parameter stars dropped (before stop 49)", {"parameter_stars": False}),
 ]
 
 
@@ -252,7 +254,8 @@ def main() -> int:
                 _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")), \
                 _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")), \
                 _setting(quotable, "SEE_ALSO_SKIPPED", lever.get("see_also")), \
-                _setting(quotable_clean, "MARKERS", lever.get("markers")):
+                _setting(quotable_clean, "MARKERS", lever.get("markers")), \
+                _setting(quotable_clean, "PARAMETER_STARS", lever.get("parameter_stars")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

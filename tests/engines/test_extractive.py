@@ -413,6 +413,9 @@ def test_a_definitions_term_leads_its_first_sentence() -> None:
     ("Filter with name__icontains.", "Filter with name__icontains"),          # nor a double underscore in a word
     ("Pass `**kwargs` through.", "Pass `**kwargs` through"),                  # nor a code span's text
     ("**Fix.** Use **bold** and __strong text__ here.", "Fix. Use bold and strong text here"),   # emphasis goes
+    ("class lxml.html.clean.Cleaner(**kw)", "class lxml.html.clean.Cleaner(**kw)"),   # nor a parameter's stars
+    ("g(a, *args, **opts, key=1) and **bold** text.", "g(a, *args, **opts, key=1) and bold text"),
+    ("**Note:** this is bold, **kw** too.", "Note: this is bold, kw too"),
 ])
 def test_emphasis_is_cleaned_but_identifiers_and_code_are_quoted_as_written(raw: str, quoted: str) -> None:
     assert clean_sentence(raw) == quoted
