@@ -118,16 +118,17 @@ async def index_info(pool: McpPool) -> dict[str, Any]:
             "collections": [c.get("name") for c in collections],
             "chunks": sum(int(c.get("chunks", 0) or 0) for c in collections),
             "version": max((int(c.get("index_version", 0) or 0) for c in collections), default=0),
+            "embedder": structured.get("query_embedder") if isinstance(structured, dict) else None,
         }
     if pool.offers("crag_stats"):
         result = await pool.call("crag_stats", {})
         if getattr(result, "is_error", False):
             raise RetrievalError(f"the index could not report its stats: {error_text(result)[:200]}")
-        return {"collections": [], "chunks": crag_stats_chunks(result), "version": None}
+        return {"collections": [], "chunks": crag_stats_chunks(result), "version": None, "embedder": None}
     result = await pool.call("crag_search", WARMUP_QUERY)
     if getattr(result, "is_error", False):
         raise RetrievalError(f"the index did not answer a probe search: {error_text(result)[:200]}")
-    return {"collections": [], "chunks": None, "version": None}
+    return {"collections": [], "chunks": None, "version": None, "embedder": None}
 
 
 @serve.deployment

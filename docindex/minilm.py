@@ -21,11 +21,20 @@ from .embedder import (
 from .quantize import best_model_path
 
 _lock = threading.Lock()
+_loaded: dict[str, str] = {}
+
+
+def loaded_file() -> str | None:
+    """The basename of the model file this process's default embedder runs ("model.onnx", the shipped one, or
+    a re-quantized variant, docindex.quantize.VARIANTS), None before one is loaded: the CPU decides which, and
+    answers differ with it, so /healthz reports it (docs/api.md)."""
+    return _loaded.get("file")
 
 
 @functools.cache
 def _cached_default(threads: int, workers: int) -> OnnxEmbedder:
     model = best_model_path()
+    _loaded["file"] = model.name
     batch = BATCH_SIZE_FP32 if model == shipped_model_path() else BATCH_SIZE_QUANTIZED
     return OnnxEmbedder(model, tokenizer_path(), threads=threads, workers=workers, batch_size=batch)
 

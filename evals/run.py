@@ -154,7 +154,7 @@ def _git_commit() -> str:
 
 def served_from_health(health: dict) -> dict:
     """What answered the run, as the service says on /healthz: its `served` object
-    {commit, engine, model, index_version}; from the older top-level fields when the
+    {commit, engine, model, index_version, embedder}; from the older top-level fields when the
     service has no `served` (commit then unknown: never the client's)."""
     served = health.get("served")
     if isinstance(served, dict):

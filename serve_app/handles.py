@@ -114,4 +114,5 @@ class HandlePipeline:
         own settings (serve_app.served)."""
         index = await self._await(self.retriever.index_info.remote())
         return {"index": {"chunks": index["chunks"], "version": index["version"]},
+                "embedder": index.get("embedder"),          # the query embedder's file: served.embedder
                 "collections": index.get("collections", [])}      # GET /collections (the web page)

@@ -241,11 +241,13 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
                 return JSONResponse({"status": "degraded", "in_flight": admission.in_flight,
                                      "max_concurrent": admission.limit, "engine": served["engine"],
                                      "model": served["model"], "index": None,
-                                     "served": {**served, "index_version": None}}, status_code=503)
+                                     "served": {**served, "index_version": None, "embedder": None}},
+                                    status_code=503)
         index = health_cache["info"].get("index")
         return JSONResponse({"status": "ok", "in_flight": admission.in_flight, "max_concurrent": admission.limit,
                              "engine": served["engine"], "model": served["model"], "index": index,
-                             "served": {**served, "index_version": (index or {}).get("version")}})
+                             "served": {**served, "index_version": (index or {}).get("version"),
+                                        "embedder": health_cache["info"].get("embedder")}})
 
     async def stats_endpoint(request: Request) -> Response:
         if not authorized(request, keys):

@@ -65,6 +65,7 @@ class LocalPipeline:
         index = await retriever.index_info(self.pool)
         return {"engine": self.engine.name, "model": self.engine.model, "slots": self.engine.slots,
                 "index": {"chunks": index["chunks"], "version": index["version"]},
+                "embedder": index.get("embedder"),          # the query embedder's file: served.embedder
                 "collections": index.get("collections", [])}
 
     async def doc_archive(self, collection: str | None, known_hash: str | None) -> DocArchive:

@@ -4,7 +4,7 @@
   crag_stats            crag-mcp's stats text: db, chunks, files, dim
   search                structured passages, optionally scoped to a collection
   query_knowledge_hub   the MCP Knowledge Service's search: {query, top_k, collection}
-  list_collections      names, sizes, embedding model, index version
+  list_collections      names, sizes, embedding model, index version, the query embedder's file
   get_document          one document's title, sections and anchors, sha256, metadata
   get_document_summary  the Knowledge Service's summary: title, summary, tags, source, chunk count, metadata
   fetch_docs            the collection as a tree of markdown files (see docindex/fetch_docs.py)
@@ -30,6 +30,7 @@ from mcp_types import CallToolResult, TextContent
 from ..errors import DocindexError, EmptyQuery, InputError, StoreError
 from ..fetch_docs import FetchResult, write_collection_tree
 from ..index import Index
+from ..minilm import loaded_file
 from ..noise_floor import collection_floors
 from ..ranking import RANKINGS
 from ..summary import summarize
@@ -273,6 +274,7 @@ def build_tools(service: IndexService) -> list[Tool]:
             "collections": [collection_dict(i, include_stats) for i in index.collections()],
             "index_version": index.version,
             "default_collection": service.default_collection,
+            "query_embedder": loaded_file(),
         }
         return json_result(payload)
 

@@ -181,6 +181,7 @@ async def test_search_list_collections_and_get_document(small_index):
         assert set(by_name) == {"docs", "notes"}
         assert by_name["docs"]["documents"] == 2 and by_name["docs"]["chunks"] >= 3
         assert by_name["docs"]["embed_model"] and by_name["docs"]["index_version"] == listed["index_version"] >= 2
+        assert listed["query_embedder"].endswith(".onnx") and "/" not in listed["query_embedder"]  # loaded by the searches
         names_only = (await client.call_tool("list_collections", {"include_stats": False})).structured_content
         assert names_only["collections"] == [{"name": "docs"}, {"name": "notes"}]
 

@@ -48,7 +48,7 @@ async def _never() -> None:
 
 
 async def _index_info() -> dict[str, Any]:
-    return {"collections": ["docs"], "chunks": 3, "version": 7}
+    return {"collections": ["docs"], "chunks": 3, "version": 7, "embedder": "model.onnx"}
 
 
 @pytest.mark.asyncio(loop_scope="session")
@@ -61,7 +61,8 @@ async def test_healthz_answers_while_every_generator_slot_is_busy() -> None:
     assert response.status_code == 200, response.text
     health = response.json()
     assert health["status"] == "ok" and health["index"] == {"chunks": 3, "version": 7}
-    assert health["served"] == {"commit": git_commit(), "engine": "fake", "model": "fake", "index_version": 7}
+    assert health["served"] == {"commit": git_commit(), "engine": "fake", "model": "fake", "index_version": 7,
+                                "embedder": "model.onnx"}
     assert generator.calls == []                 # the probe never asked the Generator
 
 

@@ -64,13 +64,15 @@ async def test_healthz_is_ok_and_says_what_is_served(backend: tuple[str, httpx.A
     health = response.json()
     served = health["served"]
     assert health["status"] == "ok" and (health["engine"], health["model"]) == ("fake", "fake")
-    assert set(served) == {"commit", "engine", "model", "index_version"}
+    assert set(served) == {"commit", "engine", "model", "index_version", "embedder"}
     assert served["commit"] is None or re.fullmatch(r"[0-9a-f]{40}", served["commit"])
     assert (served["engine"], served["model"]) == ("fake", "fake")
     if name == "crag-mcp":      # crag-mcp counts chunks (crag_stats) and has no index version
         assert health["index"] == {"chunks": 4, "version": None} and served["index_version"] is None
+        assert served["embedder"] is None                                 # nor says which embedder runs
     else:
         assert health["index"]["chunks"] >= 3 and served["index_version"] == health["index"]["version"] >= 1
+        assert served["embedder"] is None or re.fullmatch(r"[\w.-]+\.onnx", served["embedder"])   # a basename
 
 
 async def test_a_collection_the_index_lacks_is_422_saying_why(backend: tuple[str, httpx.AsyncClient]) -> None:

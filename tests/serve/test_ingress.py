@@ -217,7 +217,8 @@ async def test_healthz_stats_openapi(local_pipeline: LocalPipeline) -> None:
     served = health.pop("served")
     assert health == {"status": "ok", "in_flight": 0, "max_concurrent": 32, "engine": "fake", "model": "fake",
                       "index": {"chunks": 3, "version": 3}}
-    assert served | {"commit": None} == {"commit": None, "engine": "fake", "model": "fake", "index_version": 3}
+    assert served | {"commit": None} == {"commit": None, "engine": "fake", "model": "fake", "index_version": 3,
+                                         "embedder": None}       # the stub index server does not say
     assert stats["answers"] == 3 and stats["answered"] == 1
     assert stats["refusals"] == {"gate": 1} and stats["errors"] == {"generation": 1}
     assert stats["latency_ms"]["total_ms"]["p50"] is not None and stats["tokens"]["completion"] > 0
