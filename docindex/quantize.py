@@ -13,11 +13,11 @@ Building needs the ``onnx`` package; without it the shipped file is used.
 
 Two builds are tried, in `VARIANTS` order, and the first accepted serves. Signed
 int8 weights suit CPUs with AVX-512 VNNI (u8 x s8 dot products). Without VNNI
-(an AVX2-only CPU) ONNX Runtime's u8 x s8 kernel adds pairs of products in 16
-bits with saturation, and MiniLM lost too much there (stop 48, an AMD EPYC
-without AVX-512: worst calibration cosine 0.977); unsigned int8 weights run its
-u8 x u8 kernel, which widens first: worst 0.989 on the same CPU, query embedding
-P50 6.3 ms against the shipped file's 9.9 (KNOWN_LIMITATIONS.md, stop 49).
+(an AVX2-only CPU) ONNX Runtime's u8 x s8 path can saturate 16-bit sums (its
+quantization docs suggest reduce_range there), and MiniLM lost too much (stop 48,
+an AMD EPYC without AVX-512: worst calibration cosine 0.977). Unsigned weights
+take its u8 x u8 path instead: worst 0.989 on the same CPU (reduce_range: 0.983),
+query embedding P50 6.3 ms against the shipped file's 9.9 (KNOWN_LIMITATIONS.md, stop 49).
 """
 from __future__ import annotations
 
