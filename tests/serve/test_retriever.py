@@ -60,7 +60,8 @@ async def test_collection_goes_to_the_search_tool(stub_pool: McpPool) -> None:
     assert {p.source for p in await search(stub_pool, "pasta water", 5, "recipes")} == {"cooking.md"}
     with pytest.raises(UnknownCollection):
         await search(stub_pool, "pasta", 5, "nope")
-    assert await index_info(stub_pool) == {"collections": ["docs", "recipes"], "chunks": 3, "version": 3}
+    assert await index_info(stub_pool) == {"collections": ["docs", "recipes"], "chunks": 3, "version": 3,
+                                            "embedder": None}      # the stub does not say
 
 
 @on_session_loop
@@ -215,7 +216,7 @@ async def test_a_crag_mcp_server_serves_passages_health_and_no_collections() -> 
         passages = await search(pool, QUESTION, 3, None)
         assert [p.source for p in passages] == ["serve/backpressure.md"] and passages[0].cosine == 0.625
         assert await search(pool, "Which river flows through Mongolia?", 3, None) == []   # its no-chunk text
-        assert await index_info(pool) == {"collections": [], "chunks": 4, "version": None}
+        assert await index_info(pool) == {"collections": [], "chunks": 4, "version": None, "embedder": None}
         with pytest.raises(UnknownCollection, match="this index has no collections"):
             await search(pool, QUESTION, 3, "docs")
     finally:
@@ -228,7 +229,7 @@ async def test_a_server_with_only_crag_search_is_probed_for_health() -> None:
     await pool.start()
     try:
         assert pool.tools == {"crag_search"}
-        assert await index_info(pool) == {"collections": [], "chunks": None, "version": None}
+        assert await index_info(pool) == {"collections": [], "chunks": None, "version": None, "embedder": None}
     finally:
         await pool.close()
 
