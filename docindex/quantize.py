@@ -11,13 +11,15 @@ calibration set: mean cosine >= 0.99 and worst cosine >= 0.98. The verdict is
 cached beside the file, so a rejected build is not retried on every start.
 Building needs the ``onnx`` package; without it the shipped file is used.
 
-Two builds are tried, in `VARIANTS` order, and the first accepted serves. Signed
-int8 weights suit CPUs with AVX-512 VNNI (u8 x s8 dot products). Without VNNI
-(an AVX2-only CPU) ONNX Runtime's u8 x s8 path can saturate 16-bit sums (its
+Signed int8 weights suit CPUs with AVX-512 VNNI (u8 x s8 dot products). Without
+VNNI (an AVX2-only CPU) ONNX Runtime's u8 x s8 path can saturate 16-bit sums (its
 quantization docs suggest reduce_range there), and MiniLM lost too much (stop 48,
-an AMD EPYC without AVX-512: worst calibration cosine 0.977). Unsigned weights
-take its u8 x u8 path instead: worst 0.989 on the same CPU (reduce_range: 0.983),
-query embedding P50 6.3 ms against the shipped file's 9.9 (KNOWN_LIMITATIONS.md, stop 49).
+an AMD EPYC without AVX-512: worst calibration cosine 0.977), so the shipped file
+serves there. Unsigned weights take its u8 x u8 path instead: worst 0.989 on the
+same CPU (reduce_range: 0.983), query embedding P50 6.3 ms against 9.9. That build
+is tried only with DOCINDEX_REQUANTIZE=unsigned (`VARIANTS` in order, the first
+accepted serves): on that CPU it also cost a little held-out retrieval and two dev
+key facts (KNOWN_LIMITATIONS.md, stop 49), so speed is the user's choice there.
 """
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ MIN_WORST_COSINE = 0.98
 _DISABLE_VALUES = {"0", "false", "no", "off"}
 
 VARIANTS = (("int8-per-channel", "QInt8"), ("uint8-per-channel", "QUInt8"))
-"""(cache-file suffix, ONNX Runtime weight type), tried in this order: the first whose build passes serves."""
+"""(cache-file suffix, ONNX Runtime weight type), tried in this order: the first whose build passes serves.
+By default only the first; DOCINDEX_REQUANTIZE=unsigned tries both."""
 
 # Varied on purpose: prose, questions, code, config, CJK, long and short.
 CALIBRATION_TEXTS = [
@@ -121,15 +124,17 @@ def measure_fidelity(reference_model: Path, candidate_model: Path, texts: list[s
 def best_model_path(source: Path | None = None) -> Path:
     """The first cached re-quantized model (`VARIANTS` order) that passed the fidelity check, else `source`.
 
-    Builds and checks each on first use (~5-10 s). DOCINDEX_REQUANTIZE=0 disables it.
+    Builds and checks each on first use (~5-10 s). DOCINDEX_REQUANTIZE=0 disables it; =unsigned also
+    tries the unsigned-weight build where the signed one is rejected.
     """
     from .embedder import shipped_model_path
 
     source = source or shipped_model_path()
-    if os.environ.get("DOCINDEX_REQUANTIZE", "1").strip().lower() in _DISABLE_VALUES:
+    mode = os.environ.get("DOCINDEX_REQUANTIZE", "1").strip().lower()
+    if mode in _DISABLE_VALUES:
         return source
     digest = sha256_file(source)[:16]
-    for suffix, weight_type in VARIANTS:
+    for suffix, weight_type in VARIANTS if mode == "unsigned" else VARIANTS[:1]:
         try:
             model = _checked_variant(source, f"minilm-{digest}-{suffix}", weight_type)
         except ImportError:

@@ -62,14 +62,17 @@ def test_a_rejected_requantization_falls_back_to_the_shipped_file(tmp_path, monk
     assert quantize.best_model_path() == shipped_model_path()
 
 
-def test_a_rejected_signed_build_gives_way_to_the_next_variant(tmp_path, monkeypatch):
-    """An AVX2-only CPU rejects the signed int8 build (stop 48): the unsigned one is tried, and serves."""
+def test_a_rejected_signed_build_gives_way_to_the_unsigned_one_only_when_asked(tmp_path, monkeypatch):
+    """An AVX2-only CPU rejects the signed int8 build (stop 48): the shipped file serves, unless
+    DOCINDEX_REQUANTIZE=unsigned asks for the unsigned build, which then serves if it passed."""
     monkeypatch.setenv("DOCINDEX_CACHE_DIR", str(tmp_path))
     digest = sha256_file(shipped_model_path())[:16]
     (first, _), (second, _) = quantize.VARIANTS
     (tmp_path / f"minilm-{digest}-{first}.json").write_text(json.dumps({"accepted": False}))
     (tmp_path / f"minilm-{digest}-{second}.json").write_text(json.dumps({"accepted": True}))
     (tmp_path / f"minilm-{digest}-{second}.onnx").write_bytes(b"built earlier")
+    assert quantize.best_model_path() == shipped_model_path()
+    monkeypatch.setenv("DOCINDEX_REQUANTIZE", "unsigned")
     assert quantize.best_model_path() == tmp_path / f"minilm-{digest}-{second}.onnx"
     (tmp_path / f"minilm-{digest}-{first}.json").write_text(json.dumps({"accepted": True}))
     (tmp_path / f"minilm-{digest}-{first}.onnx").write_bytes(b"built earlier")
