@@ -25,7 +25,7 @@ from deployments.engines.base import Delta, GenParams, Prompt
 from deployments.errors import AskdocsError, Busy, InvalidRequest
 from deployments.gate import GateDecision
 from deployments.passage import Passage
-from serve_app.pipeline import Carrier
+from serve_app.pipeline import Carrier, index_figures
 
 
 def _causes(e: BaseException):
@@ -112,7 +112,4 @@ class HandlePipeline:
         of its few slots, behind every answer being generated, and /healthz must
         answer while they all are busy. The ingress knows what it serves from its
         own settings (serve_app.served)."""
-        index = await self._await(self.retriever.index_info.remote())
-        return {"index": {"chunks": index["chunks"], "version": index["version"]},
-                "embedder": index.get("embedder"),          # the query embedder's file: served.embedder
-                "collections": index.get("collections", [])}      # GET /collections (the web page)
+        return index_figures(await self._await(self.retriever.index_info.remote()))

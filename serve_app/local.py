@@ -31,7 +31,7 @@ from deployments.gate import GateDecision
 from deployments.generator import RetryPolicy, accepted_first, make_engine, traced_generate
 from deployments.passage import Passage
 from deployments.retriever import McpPool
-from serve_app.pipeline import Carrier
+from serve_app.pipeline import Carrier, index_figures
 from serve_app.settings import Settings
 
 
@@ -62,11 +62,8 @@ class LocalPipeline:
             return citations.check(answer, passages, min_support=self.settings.min_support)
 
     async def info(self) -> dict[str, Any]:
-        index = await retriever.index_info(self.pool)
         return {"engine": self.engine.name, "model": self.engine.model, "slots": self.engine.slots,
-                "index": {"chunks": index["chunks"], "version": index["version"]},
-                "embedder": index.get("embedder"),          # the query embedder's file: served.embedder
-                "collections": index.get("collections", [])}
+                **index_figures(await retriever.index_info(self.pool))}
 
     async def doc_archive(self, collection: str | None, known_hash: str | None) -> DocArchive:
         return await doc_archive(self.pool, collection, known_hash)

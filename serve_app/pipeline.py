@@ -37,5 +37,13 @@ class Pipeline(Protocol):
     async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult: ...
 
     async def info(self) -> dict[str, Any]:
-        """{"engine", "model", "slots", "index": {"chunks", "version"}}"""
+        """`index_figures` of the Retriever's index_info; the local pipeline adds "engine", "model", "slots"."""
         ...
+
+
+def index_figures(index: dict[str, Any]) -> dict[str, Any]:
+    """What /healthz and GET /collections take from the Retriever's `index_info`: the index's figures, the
+    query embedder's file (served.embedder) and the collection names. One shape for both pipelines."""
+    return {"index": {"chunks": index["chunks"], "version": index["version"]},
+            "embedder": index.get("embedder"),
+            "collections": index.get("collections", [])}
