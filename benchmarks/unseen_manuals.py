@@ -79,6 +79,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-mako-doc/html --db /tmp/mako.db --collection mako
     docindex ingest /usr/share/doc/python-kombu-doc/html --db /tmp/kombu.db --collection kombu
     docindex ingest /usr/share/doc/python-lxml/html --db /tmp/lxml.db --collection lxml
+    # stop 50 (the git2 set: 16 more questions on git-doc, held out since stop 39's git set)
+    docindex ingest /usr/share/doc/python-peewee-doc/html --db /tmp/peewee.db --collection peewee
+    docindex ingest /usr/share/doc/python-gevent-doc/html --db /tmp/gevent.db --collection gevent
+    docindex ingest /usr/share/doc/python-ipython-doc/html --db /tmp/ipython.db --collection ipython
+    docindex ingest /usr/share/doc/git-doc --db /tmp/git2.db --collection git2
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
