@@ -84,6 +84,7 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-gevent-doc/html --db /tmp/gevent.db --collection gevent
     docindex ingest /usr/share/doc/python-ipython-doc/html --db /tmp/ipython.db --collection ipython
     docindex ingest /usr/share/doc/git-doc --db /tmp/git2.db --collection git2
+    docindex ingest /usr/share/doc/python-hypothesis-doc/html --db /tmp/hypothesis.db --collection hypothesis
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
