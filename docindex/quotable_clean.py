@@ -25,6 +25,20 @@ _VERBATIM = re.compile(r"`[^`\n]+`|(?<![\w*])__[A-Za-z0-9]\w*?__(?![\w*])|[A-Za-
 # before ",", ")" or "=", are kept too: lxml's answers quoted "class lxml.html.clean.Cleaner(kw)".
 PARAMETER_STARS = True
 _PARAMETER_STARS = re.compile(r"(?:(?<=\()|(?<=,\s))\*{1,2}[A-Za-z_]\w*(?=\s*[,)=])")
+# Stop 50: only brackets that would read as a citation ("In[4]", "clamps to [1, 20]") become parentheses;
+# "obj[key]", "namedtuples([as_namedtuple=True])", "[a-z]" are quoted as written (until stop 50 every
+# bracket was: IPython's answers quoted "obj(key)", a call for a subscript, and peewee's "namedtuples((…))").
+# "all": as before.
+BRACKETS = "citation-like"
+
+
+def _unmarked(text: str) -> str:
+    """`text` with no bracket pair a citation reader would take for a marker (module comment above)."""
+    if BRACKETS == "all":
+        return text.replace("[", "(").replace("]", ")")
+    return _MARKER_LIKE.sub(lambda m: "(" + m.group()[1:-1] + ")", text)
+
+
 _DANGLING_MARKER = re.compile(r"[;,]\s+\d{1,3}[.)]$")   # "…; 3.": the next item's marker, cut from its text
 _QUOTED_LINE = re.compile(r"\n[ \t]*(?:>[ \t]?)+")          # a blockquote's wrapped line: "visible to\n> any user"
 
@@ -49,12 +63,12 @@ def clean_sentence(raw: str) -> str:
     """Markdown scaffolding off a sentence: links to their text, list/heading
     markers, emphasis, stray brackets; its final punctuation removed."""
     text = _LINK.sub(r"\1", _CHECKBOX.sub("", _QUOTED_LINE.sub("\n", raw)))
-    text = _CODE_SPAN.sub(lambda m: m.group().replace("[", "(").replace("]", ")"), text)  # `[1, 20]` is content
+    text = _CODE_SPAN.sub(lambda m: _unmarked(m.group()), text)                 # `[1, 20]` is content
     text = (_MARKER_LIKE if MARKERS == "removed" else _FOOTNOTE).sub("", text)            # a footnote's [1] is not
     text = _LEAD.sub("", text)
     text = _strip_emphasis(text)
     text = _FENCE_RUN.sub(lambda m: "‹" * len(m.group()) if m.group()[0] == "<" else "›" * len(m.group()),
-                          text.replace("[", "(").replace("]", ")"))
+                          _unmarked(text))
     text = " ".join(text.replace("\u00b6", " ").split()).strip(" |")   # ¶: a heading's permalink sign
     text = _DANGLING_MARKER.sub("", text)
     return _balanced(text.rstrip(".!?:;, "))

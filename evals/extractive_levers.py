@@ -215,6 +215,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("see-also text quoted (before stop 48)", {"see_also": False}),
     # stop 49 (shipped: kept): a signature's parameter stars, "Cleaner(**kw)", were stripped as emphasis
     ("parameter stars dropped (before stop 49)", {"parameter_stars": False}),
+    # stop 50 (shipped: only brackets that read as a citation, "[4]", become parentheses): "obj[key]" was "obj(key)"
+    ("every bracket as parentheses (before stop 50)", {"brackets": "all"}),
 ]
 
 
@@ -255,7 +257,8 @@ def main() -> int:
                 _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")), \
                 _setting(quotable, "SEE_ALSO_SKIPPED", lever.get("see_also")), \
                 _setting(quotable_clean, "MARKERS", lever.get("markers")), \
-                _setting(quotable_clean, "PARAMETER_STARS", lever.get("parameter_stars")):
+                _setting(quotable_clean, "PARAMETER_STARS", lever.get("parameter_stars")), \
+                _setting(quotable_clean, "BRACKETS", lever.get("brackets")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from deployments.citation_grammar import matches
-from deployments.citations import check
+from deployments.citations import check, cited_numbers
 from deployments.engines.base import GenParams
 from deployments.engines.extractive import ExtractiveEngine, candidates, clean_sentence
 from deployments.engines.registry import engine_class
@@ -65,6 +65,17 @@ def test_markdown_is_cleaned_and_source_markers_cannot_become_citations() -> Non
     # a footnote goes; brackets that hold content stay, as parentheses (read from HTML, "[1, 20]" had gone)
     assert clean_sentence("The server clamps k to [1, 20], reads a[0] and notes it.[7]") == \
         "The server clamps k to (1, 20), reads a(0) and notes it"
+
+
+@pytest.mark.parametrize("raw, quoted", [
+    ("Define _ipython_key_completions_() for obj[key] in a subscript.", "Define _ipython_key_completions_() for obj[key] in a subscript"),
+    ("namedtuples([as_namedtuple=True]): Return rows as named tuples.", "namedtuples([as_namedtuple=True]): Return rows as named tuples"),
+    ("Match `[a-z]+` and x[i, 0], but In[4] and `v[1, 2]` read as markers.", "Match `[a-z]+` and x[i, 0], but In(4) and `v(1, 2)` read as markers"),
+])
+def test_brackets_a_citation_reader_would_not_take_for_markers_are_quoted_as_written(raw: str, quoted: str) -> None:
+    """Stop 50: until then every bracket became a parenthesis ("obj(key)", a call for a subscript)."""
+    assert clean_sentence(raw) == quoted
+    assert cited_numbers(quoted + " [1].") == [1]
 
 
 @pytest.mark.parametrize("embedder", ["static", "minilm"])
@@ -301,7 +312,7 @@ def test_an_options_spellings_are_its_term_together_not_the_last_one_alone() -> 
     options = ("-S[<keyid>]\n\n--gpg-sign[=<keyid>]\n\n--no-gpg-sign\n\n"
                "GPG-sign commits with the committer's key. The keyid argument is optional.")
     found = [c.text for c in candidates([Passage("git-commit.html", options, 0.5)])]
-    assert found == ["-S(<keyid>), --gpg-sign(=<keyid>), --no-gpg-sign: GPG-sign commits with the committer's key",
+    assert found == ["-S[<keyid>], --gpg-sign[=<keyid>], --no-gpg-sign: GPG-sign commits with the committer's key",
                      "The keyid argument is optional"]
 
 
@@ -733,9 +744,9 @@ def test_a_field_with_an_empty_description_is_not_quoted() -> None:
     description is empty says nothing."""
     found = _quoted("Register a template filter.\n\nParameters:\n\n- name (Optional[str]) – the optional name "
                     "of the filter, otherwise the function name will be used\n\n- f (Callable[[...], Any]) –")
-    assert "Parameters: name (Optional(str)) – the optional name of the filter, otherwise the function name " \
-           "will be used" in found      # brackets are quoted as parentheses (clean_sentence: no "[…]" in an answer)
-    assert not any(q.rstrip().endswith("–") or "Any)) –;" in q for q in found)
+    assert "Parameters: name (Optional[str]) – the optional name of the filter, otherwise the function name " \
+           "will be used" in found      # brackets are quoted as written unless they read as a citation (stop 50)
+    assert not any(q.rstrip().endswith("–") or "Any]) –;" in q for q in found)
     assert _quoted("Parameters:\n\n- f (Callable[[...], Any]) –\n\n- rule (str) –") == []
 
 
