@@ -136,3 +136,12 @@ def top_ids(anns: dict[str, Ann], slices: dict[str, tuple[int, int]], ids: np.nd
         found_scores.append(scores.astype(np.float32))
     keys, scores = np.concatenate(found_ids), np.concatenate(found_scores)
     return keys[np.lexsort((keys, -scores))][:limit]
+
+
+def exact_top_ids(scores: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """The exact scan's answer: the `n` ids of the highest scores, best first (equal scores: in row order)."""
+    n = min(n, len(scores))
+    candidates = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+    ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
+    top: np.ndarray = ids[ranked]
+    return top

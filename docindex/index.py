@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from . import browse, doclexical, duplicates, language, lexical, phrase_postings, quote_blobs, score_fusion, store
+from .ann import exact_top_ids
 from .ann import top_ids as ann_top_ids
 from .chunking import PATH_SEPARATOR
 from .embedder import MODEL_DIM, MODEL_NAME, Embedder
@@ -33,6 +34,7 @@ from .links import chunk_url
 from .minilm import default_embedder
 from .query_embedding import QueryEmbedder
 from .ranking import DEFAULT_RANKING, Ranking, fuse_documents, rank, rrf
+from .release_notes import asks_about_releases, demote, release_notes_docs
 from .snapshot import Snapshot
 from .textsearch import cjk_share, query_terms
 from .types import CollectionInfo, DocumentInfo, Hit, StoredQuotes
@@ -182,6 +184,10 @@ class Index:
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
                 np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
             fuse_documents(fused, doc_of, list(doc_bm25), 0.0 if convex else ranking.doc_bm25_weight, ranking.rrf_k)
+            demoted: set[int] = set()       # release-notes pages the pages ranking scaled down (release_notes.py)
+            if mode == "hybrid" and ranking.release_notes < 1.0 and not asks_about_releases(query):
+                demoted = release_notes_docs(self._conn, doc_of.values(), snapshot.release_notes)
+                demote(fused, doc_of, demoted, ranking.release_notes)
             top = rank(fused, doc_of, ranking if mode == "hybrid" else _ONE_RETRIEVER)
             if mode == "hybrid":            # the question's language first, a copied passage once (language.py)
                 twins = duplicates.twin_finder(snapshot, lambda v: self._dense_ids(snapshot, collection, start, end, v),
@@ -209,6 +215,7 @@ class Index:
                             fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
                             doc_score=item.doc_score, score=item.score, coverage=covered,
                             doc_cosine=doc_cosine.get(doc_id, 0.0), url=url, copy_of=item.copy_of,
+                            release_notes=doc_id in demoted,
                             sentence_cosine=quote_blobs.best_cosine(quotes[item.chunk_id], query_vector)
                             if item.chunk_id in quotes else None))
         if timings is not None:
@@ -255,17 +262,8 @@ class Index:
             # einsum: numpy's own single-threaded loop; a multi-threaded BLAS gemv was
             # 3-5x slower here whenever another process held the other core.
             scores = np.einsum("ij,j->i", snapshot.matrix[start:end], vector)
-            dense_ids = self._top_dense(scores, snapshot.ids[start:end], n)
+            dense_ids = exact_top_ids(scores, snapshot.ids[start:end], n)
         return dense_ids
-
-    def _top_dense(self, scores: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
-        n = min(n, len(scores))
-        if n < len(scores):
-            candidates = np.argpartition(-scores, n - 1)[:n]
-        else:
-            candidates = np.arange(len(scores))
-        ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
-        return ids[ranked]
 
     def _phrase_scores(self, term: str, snapshot: Snapshot, table: str = "chunks_fts",
                        tokens: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
