@@ -85,6 +85,10 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-ipython-doc/html --db /tmp/ipython.db --collection ipython
     docindex ingest /usr/share/doc/git-doc --db /tmp/git2.db --collection git2
     docindex ingest /usr/share/doc/python-hypothesis-doc/html --db /tmp/hypothesis.db --collection hypothesis
+    # stop 50, after the release-notes rule was chosen (80340bd)
+    docindex ingest /usr/share/doc/python-coverage-doc/html --db /tmp/coverage.db --collection coverage
+    docindex ingest /usr/share/doc/python-xarray-doc/html --db /tmp/xarray.db --collection xarray
+    docindex ingest /usr/share/doc/python-cherrypy3-doc/html --db /tmp/cherrypy.db --collection cherrypy
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
