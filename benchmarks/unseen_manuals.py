@@ -89,6 +89,7 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-coverage-doc/html --db /tmp/coverage.db --collection coverage
     docindex ingest /usr/share/doc/python-xarray-doc/html --db /tmp/xarray.db --collection xarray
     docindex ingest /usr/share/doc/python-cherrypy3-doc/html --db /tmp/cherrypy.db --collection cherrypy
+    docindex ingest /usr/share/doc/python-pint-doc/html --db /tmp/pint.db --collection pint
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
