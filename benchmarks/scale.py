@@ -125,18 +125,22 @@ def build(db: Path, n: int, workdir: Path, *, min_chunks: int | None = None, cor
 
 def add_impact_order(db: Path) -> dict:
     """An index kept from a run before the search files carried the postings' impact order
-    (docindex/lexical_topk.py): write it, as the build now does (ann_sidecar.save_arrays)."""
+    (docindex/lexical_topk.py) or their impacts (stop 50): write them, as the build now does
+    (ann_sidecar.save_arrays)."""
     folder = ann_sidecar.folder(db)
     manifests = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not manifests:
         return {}
     arrays = folder / json.loads(manifests[-1].read_text())["arrays"]
-    if (arrays / "by_impact.npy").is_file():
+    if (arrays / "by_impact.npy").is_file() and (arrays / "impacts.npy").is_file():
         return {}
     t0 = time.perf_counter()
     ids = np.load(arrays / "chunk_ids.npy", mmap_mode="r")
     postings = ann_sidecar.load_postings(arrays, np.asarray(ids), int(json.loads(manifests[-1].read_text())["n_docs"]))
-    np.save(arrays / "by_impact.npy", lexical_topk.impact_order(postings))
+    impacts = lexical_topk.posting_impacts(postings)
+    if not (arrays / "by_impact.npy").is_file():
+        np.save(arrays / "by_impact.npy", lexical_topk.impact_order(postings, impacts))
+    np.save(arrays / "impacts.npy", impacts)
     return {"impact_order_added_s": round(time.perf_counter() - t0, 1)}
 
 

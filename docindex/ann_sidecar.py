@@ -43,6 +43,7 @@ META_KEY = "search_files"
 FORMAT = 1
 _ARRAYS = ("offsets", "rows", "tf", "norm", "chunk_ids")
 _BY_IMPACT = "by_impact"
+_IMPACTS = "impacts"
 _VERSIONED = re.compile(r"(?:^|-)v(\d+)-[0-9a-f]+(?:\.json|\.arrays|\.faiss)(?:\.partial)?$")
 
 
@@ -116,8 +117,10 @@ def save_arrays(postings: lexical.Lexical, matrix: np.ndarray, path: Path,
     (partial / "terms.json").write_text(json.dumps(terms, ensure_ascii=False))
     for name in _ARRAYS:
         np.save(partial / f"{name}.npy", np.ascontiguousarray(getattr(postings, name)))
-    by_impact = postings.by_impact if postings.by_impact is not None else lexical_topk.impact_order(postings)
+    impacts = postings.impacts if postings.impacts is not None else lexical_topk.posting_impacts(postings)
+    by_impact = postings.by_impact if postings.by_impact is not None else lexical_topk.impact_order(postings, impacts)
     np.save(partial / f"{_BY_IMPACT}.npy", np.ascontiguousarray(by_impact, dtype=np.int32))
+    np.save(partial / f"{_IMPACTS}.npy", np.ascontiguousarray(impacts, dtype=np.float64))
     phrase_postings.save(phrases, partial)
     os.replace(partial, path)
 
@@ -136,8 +139,14 @@ def load_postings(path: Path, ids: np.ndarray, n_docs: int) -> lexical.Lexical:
         by_impact = np.load(path / f"{_BY_IMPACT}.npy", mmap_mode="r", allow_pickle=False)
         if by_impact.shape != arrays["rows"].shape:
             raise ValueError("the postings' impact order does not fit them")
+    # Each posting's BM25 contribution (lexical_topk.posting_impacts); files written before stop 50 have none.
+    impacts = None
+    if (path / f"{_IMPACTS}.npy").is_file():
+        impacts = np.load(path / f"{_IMPACTS}.npy", mmap_mode="r", allow_pickle=False)
+        if impacts.shape != arrays["rows"].shape:
+            raise ValueError("the postings' impacts do not fit them")
     return lexical.Lexical({t: i for i, t in enumerate(terms)}, arrays["offsets"], arrays["rows"], arrays["tf"],
-                           arrays["norm"], n_docs, ids, by_impact, phrase_postings.load(path, len(ids)))
+                           arrays["norm"], n_docs, ids, by_impact, phrase_postings.load(path, len(ids)), impacts)
 
 
 # ---------------------------------------------------------------- cleaning up

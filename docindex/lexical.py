@@ -81,6 +81,7 @@ class Lexical:
     chunk_ids: np.ndarray      # int64 chunk id per row (ties rank by it)
     by_impact: np.ndarray | None = None   # int32 per posting: each term's positions by impact (lexical_topk.py)
     phrases: PhrasePostings = EMPTY_PHRASES   # FTS5's BM25 of the common phrases (search files only)
+    impacts: np.ndarray | None = None     # float64 per posting: its term's BM25 contribution (search files only)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, chunk_ids: np.ndarray,
@@ -130,6 +131,16 @@ class Lexical:
         a, b = self.offsets[t], self.offsets[t + 1]
         return self.rows[a:b], self.tf[a:b]
 
+    def impacts_of(self, token: str, lo: int, hi: int, tf: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The BM25 contributions of `token`'s postings lo..hi (their `tf` and `rows` given): read from the
+        search files where they were written with them (`impacts`), else computed; the same float64 values."""
+        t = self.term_index[token]
+        first = int(self.offsets[t])
+        if self.impacts is not None:
+            stored: np.ndarray = self.impacts[first + lo:first + hi]
+            return stored
+        return impact(idf(self.n_docs, int(self.offsets[t + 1]) - first), tf, self.norm[rows])
+
     def scores(self, phrases: list[tuple[str, ...]], start: int, end: int, limit: int,
                phrase_scores: Callable[[int], tuple[np.ndarray, np.ndarray]],
                *, early_stop_min: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -168,11 +179,9 @@ class Lexical:
             rows, tf = self.postings(tokens[0])
             if not len(rows):
                 continue
-            weight = idf(self.n_docs, len(rows))
             lo, hi = np.searchsorted(rows, [start, end])     # rows ascend within a term
-            rows, tf = rows[lo:hi], tf[lo:hi]
-            offsets.append(rows - start if start else rows)
-            values.append(impact(weight, tf, self.norm[rows]))
+            offsets.append(rows[lo:hi] - start if start else rows[lo:hi])
+            values.append(self.impacts_of(tokens[0], lo, hi, tf[lo:hi], rows[lo:hi]))
         if not offsets:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         acc = np.bincount(np.concatenate(offsets), weights=np.concatenate(values), minlength=end - start)

@@ -65,6 +65,7 @@ def test_the_heads_give_exactly_the_full_walks_top_k(monkeypatch) -> None:
     checked = 0
     for seed in range(6):
         lex = random_postings(seed)
+        stored = dataclasses.replace(lex, impacts=lexical_topk.posting_impacts(lex))
         rng = np.random.default_rng(100 + seed)
         n = len(lex.norm)
         phrase_rows = np.sort(rng.choice(n, size=60, replace=False))
@@ -85,8 +86,9 @@ def test_the_heads_give_exactly_the_full_walks_top_k(monkeypatch) -> None:
 
             want = reference(lex, phrases, start, end, limit, phrase_scores)
             for least in (NEVER, ALWAYS):
-                got = lex.scores(phrases, start, end, limit, phrase_scores, early_stop_min=least)
-                assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), (seed, phrases, least)
+                for postings in (lex, stored):      # impacts computed per query, or read as the search files hold them
+                    got = postings.scores(phrases, start, end, limit, phrase_scores, early_stop_min=least)
+                    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), (seed, phrases, least)
             checked += 1
     assert checked == 240
     assert sum(found is not None for found in used) > len(used) // 2      # the heads did the work, mostly
@@ -128,27 +130,32 @@ def test_search_through_the_search_files_equals_the_exact_index(tmp_path, monkey
         postings = fast._snapshot.lexical
         assert isinstance(postings.by_impact, np.memmap) and exact._snapshot.lexical.by_impact is None
         assert np.array_equal(postings.by_impact, lexical_topk.impact_order(exact._snapshot.lexical))
+        assert isinstance(postings.impacts, np.memmap) and exact._snapshot.lexical.impacts is None
+        assert np.array_equal(postings.impacts, lexical_topk.posting_impacts(exact._snapshot.lexical))
         for query in ["replica autoscaling", "shard gateway checkpoint", "tokenizer", "how does ingress scale"]:
             for k in (1, 5, 20):
                 assert [(h.chunk_id, h.bm25) for h in fast.search(query, k=k, mode="bm25")] == \
                     [(h.chunk_id, h.bm25) for h in exact.search(query, k=k, mode="bm25")], (query, k)
 
 
-@pytest.mark.parametrize("damage", ["missing", "wrong length"])
+@pytest.mark.parametrize("damage", ["missing", "wrong length", "impacts missing", "impacts of a wrong length"])
 def test_search_files_without_a_usable_order(tmp_path, monkeypatch, damage) -> None:
-    """Files written before the order existed are still used (whole lists walked); a wrong one is refused."""
+    """Files written before the order (or the impacts, stop 50) existed are still used (whole lists walked,
+    impacts computed per query); a wrong one is refused."""
     monkeypatch.setenv(ann.MIN_CHUNKS_ENV, "20")
     docs = {f"d{f}.md": f"# D{f}\n\n" + " ".join(TOPICS[f % 8:] + TOPICS[: f % 8]) * 3 for f in range(30)}
     db = tmp_path / "index.db"
     embedder = HashEmbedder()
     ingest([write_files(tmp_path / "docs", docs)], db, "docs", embedder=embedder)
     arrays = next(ann_sidecar.folder(db).glob("*.arrays"))
-    if damage == "missing":
-        (arrays / "by_impact.npy").unlink()
+    name = "impacts" if damage.startswith("impacts") else "by_impact"
+    if damage.endswith("missing"):
+        (arrays / f"{name}.npy").unlink()
     else:
-        np.save(arrays / "by_impact.npy", np.zeros(3, dtype=np.int32))
+        np.save(arrays / f"{name}.npy", np.zeros(3, dtype=np.int32 if name == "by_impact" else np.float64))
     with Index(db, embedder=embedder) as fast, Index(db, embedder=embedder, exact=True) as exact:
-        assert fast._snapshot.lexical.by_impact is None
-        assert bool(fast._snapshot.anns) == (damage == "missing")      # a wrong order: no search files at all
+        lex = fast._snapshot.lexical
+        assert getattr(lex, name) is None
+        assert bool(fast._snapshot.anns) == damage.endswith("missing")   # a wrong array: no search files at all
         got = [(h.chunk_id, h.bm25) for h in fast.search("replica shard", k=5, mode="bm25")]
         assert got == [(h.chunk_id, h.bm25) for h in exact.search("replica shard", k=5, mode="bm25")]
