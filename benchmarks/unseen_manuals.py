@@ -145,11 +145,16 @@ def main() -> None:
                              "git-add.html): to score a manual's sources against questions written for its pages")
     parser.add_argument("--aggregate", default=None, metavar="FILE",
                         help="a page that holds the whole manual (all.html, print.html): count where it shows")
+    parser.add_argument("--release-notes", type=float, default=None, metavar="SHARE",
+                        help="the pages ranking's Ranking.release_notes (default: as shipped; 1: the rule off)")
     args = parser.parse_args()
     settings = Settings()
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
     rows = [q for q in rows if q["c"] in (args.collection, "off")]
-    pages = Index(args.db, ranking=replace(RANKINGS[SEARCH_RANKING], distinct=not args.no_distinct))
+    page_ranking = replace(RANKINGS[SEARCH_RANKING], distinct=not args.no_distinct)
+    if args.release_notes is not None:
+        page_ranking = replace(page_ranking, release_notes=args.release_notes)
+    pages = Index(args.db, ranking=page_ranking)
     passages = Index(args.db, ranking=replace(RANKINGS["passages"], distinct=not args.no_distinct))
     engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
     floors = collection_floors(passages, args.collection)   # as the MCP tools send them with each passage
@@ -187,7 +192,7 @@ def main() -> None:
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
     fresh = fresh_off_topic()
-    summary = {"collection": args.collection, "distinct": not args.no_distinct,
+    summary = {"collection": args.collection, "distinct": not args.no_distinct, "release_notes": page_ranking.release_notes,
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),
