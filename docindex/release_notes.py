@@ -1,6 +1,6 @@
 """Release notes in the pages ranking: a page of version headings yields to the pages a question is about.
 
-A manual's release notes (Hypothesis' `changes.html`, gevent's `changelog_*.html`, IPython's
+A manual's release notes (Hypothesis' `changes.html`, gevent's `changelog.html`, IPython's
 `github-stats-*.html`, Varnish's `changes-*.html`) repeat, release by release, the words of every
 feature the rest of the manual documents, and a long one brings several matching sections to its score
 (ranking.py's document score): it ranked first, above the page that answers, for questions that ask
