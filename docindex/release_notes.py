@@ -14,6 +14,8 @@ headings below the title, and at least half of them, are short and carry a versi
 In the pages ranking (`Ranking.release_notes`, ranking.DOCUMENT_RANKING) such a page's chunks score that
 share of their fused score unless the question is about releases itself: it names a version number or
 a release word (`asks_about_releases`). The passages ranking, which feeds answers, does not use it.
+Its known cost: a limitation stated only in the release notes (BIND's: named cannot forward over DoT/DoH)
+ranks below the pages about the feature when the question names no version (KNOWN_LIMITATIONS.md).
 """
 from __future__ import annotations
 
