@@ -68,7 +68,8 @@ def release_notes_docs(conn: sqlite3.Connection, doc_ids: Iterable[int], known: 
 
 
 def demote(fused: dict[int, float], doc_of: dict[int, int], release_notes: set[int], share: float) -> None:
-    """Scale the fused score of each chunk of a release-notes page by `share` (in place)."""
-    for chunk_id, doc in doc_of.items():
-        if doc in release_notes and chunk_id in fused:
+    """Scale the fused score of each chunk of a release-notes page by `share` (in place); `doc_of` maps every
+    fused chunk to its document."""
+    for chunk_id in fused:
+        if doc_of[chunk_id] in release_notes:
             fused[chunk_id] *= share
