@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 51
+READING_VERSION = 52
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -61,7 +61,8 @@ interactive session, ">>> " or "$ ", split over <pre>s with nothing between them
 (LaTeX2HTML: its div.navigation, "Next: … Up: … Previous: … Index", is chrome; its "4#4" math placeholders are
 not text). 49: stop 48 (the paragraph a "See also" line heads is no quotable sentence). 50: stop 49 (a quote
 keeps a signature's parameter stars: "Cleaner(**kw)", not "Cleaner(kw)"). 51: stop 50 (a quote keeps its brackets
-unless they read as a citation: "obj[key]", "Optional[str]", not "obj(key)"; "In[4]" is still "In(4)")."""
+unless they read as a citation: "obj[key]", "Optional[str]", not "obj(key)"; "In[4]" is still "In(4)"). 52: stop 51 (a list item's later sentences lead with the option its
+head names: "css_class: Set CSS class name for the wrapper <div> tag", quotable_terms.item_label)."""
 
 
 @dataclass(frozen=True)

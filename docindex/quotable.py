@@ -26,6 +26,7 @@ from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
 from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
 from .quotable_terms import code_term as _code_term
 from .quotable_terms import is_value as _is_value
+from .quotable_terms import item_label
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
 from .table_rows import row_text
@@ -92,6 +93,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     continue            # a FAQ's question with its context: "I've made a mistake in the last
                     #                     commit. How do I change it?" answers nothing either
             term = _term(text, blocks, b, name) if unit.kind == "prose" else ""
+            label = item_label(text[unit.start:unit.end]) if unit.kind == "item" else ""   # "- css_class: …"
             spans = [] if SEE_ALSO_SKIPPED and term.lower() == "see also" else spans   # stop 48: Sphinx's seealso box
             for start, end in spans:
                 raw = text[start:end]
@@ -138,6 +140,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 sentence = first_sentence(sentence)
                 if EMPTY_FIELDS_SKIPPED and _EMPTY_FIELD.search(sentence):
                     continue            # "f (Callable[[...], Any]) –": a field whose description is empty
+                if label and start != spans[0][0] and label.lower() not in sentence.lower():
+                    sentence = f"{label}: {sentence}"           # "css_class: Set CSS class name for the …"
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
                     if term and start == spans[0][0] and term.lower() not in sentence.lower():
@@ -342,13 +346,9 @@ def _term_line(line: str) -> str:
 # Stop 44: a sentence with a menu path ("The Stock Split assistant is accessed by going to Actions → Stock Split… .",
 # GnuCash's DocBook) is no signature term: it ends a sentence (False: taken for one, with the next paragraph).
 MENU_PATHS_NOT_TERMS = True
-
-
 # Up to this many term lines in a row make one term (`_term`). False: the line before only (before stop 30).
 MULTI_LINE_TERMS = True
 MAX_TERM_LINES = 4
-
-
 # Measured (stop 28, evals/results/extractive-levers.json, "commented code"): the cMCP tune half's
 # key facts 0.649 -> 0.676, both out-of-sample dev halves unchanged (32 / 26 of 60); a plateau from
 # 3 lines up and for 3-6 words. False: code blocks give no candidate (the rule before).

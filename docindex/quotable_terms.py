@@ -33,3 +33,27 @@ def code_term(text: str, blocks: Sequence[Unit], at: int, b: int) -> str:
 
 NUMERIC_TERMS = True
 NUMBER_LINE = re.compile(r"[-+]?\d{1,6}")
+
+
+# Stop 51: an option list's item names its option once, at its head ("- css_class: An alias to Pygments cssclass
+# formatter option. Set CSS class name for the wrapper <div> tag. Defaults to codehilite.", Python-Markdown's
+# extensions); its later sentences were quoted without the name ("Defaults to ///Footnotes Go Here///", "Character
+# which replaces white space in id"), or not at all when short ("Defaults to False"). They now lead with it:
+# "css_class: Set CSS class name for the wrapper <div> tag" (quotable.py). False: as before.
+ITEM_LABELS = True
+_ITEM_LABEL = re.compile(r"^[-*+•]?\s*`?([A-Za-z_][\w.\-]{0,39}?)`?\s*(?:\([^()\n]{1,40}\))?\s*(?::|\s[–—])\s+\S")
+_GENERIC_LABELS = frozenset({"note", "notes", "example", "examples", "warning", "tip", "hint", "important", "caution",
+                             "default", "defaults", "type", "types", "value", "values", "see", "usage", "returns",
+                             "return", "raises", "yields", "parameters", "options", "result", "output", "input",
+                             "syntax", "description", "summary", "status", "since", "deprecated", "todo", "fixme"})
+
+
+def item_label(line: str) -> str:
+    """The option a list item names at its head ("- PLACE_MARKER: A text string …" → "PLACE_MARKER", Sphinx's
+    "- timeout (float) – …" → "timeout"), "" when it names none: one word that reads as an identifier (an
+    underscore, dot, hyphen or digit in it, or all one case), never a generic label ("Note:", "default:")."""
+    found = _ITEM_LABEL.match(line.strip()) if ITEM_LABELS else None
+    if not found or found.group(1).lower() in _GENERIC_LABELS:
+        return ""
+    label = found.group(1).rstrip(".-")
+    return label if re.search(r"[_.\-\d]", label) or label.islower() or label.isupper() else ""

@@ -52,7 +52,7 @@ import numpy as np
 from deployments.citations import content_words
 from deployments.engines import extractive as X
 from deployments.passage import Passage
-from docindex import quotable, quotable_clean
+from docindex import quotable, quotable_clean, quotable_terms
 from evals import extractive_oos, extractive_tune
 from evals.cases import load_cases
 from evals.extractive_tune import Memo, half, ready
@@ -217,6 +217,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("parameter stars dropped (before stop 49)", {"parameter_stars": False}),
     # stop 50 (shipped: only brackets that read as a citation, "[4]", become parentheses): "obj[key]" was "obj(key)"
     ("every bracket as parentheses (before stop 50)", {"brackets": "all"}),
+    # stop 51 (shipped: a list item's later sentences lead with the option its head names, "css_class: Defaults to …")
+    ("item labels off (before stop 51)", {"item_labels": False}),
 ]
 
 
@@ -258,7 +260,8 @@ def main() -> int:
                 _setting(quotable, "SEE_ALSO_SKIPPED", lever.get("see_also")), \
                 _setting(quotable_clean, "MARKERS", lever.get("markers")), \
                 _setting(quotable_clean, "PARAMETER_STARS", lever.get("parameter_stars")), \
-                _setting(quotable_clean, "BRACKETS", lever.get("brackets")):
+                _setting(quotable_clean, "BRACKETS", lever.get("brackets")), \
+                _setting(quotable_terms, "ITEM_LABELS", lever.get("item_labels")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

@@ -351,6 +351,30 @@ def test_a_lower_case_description_is_quoted_with_its_term_and_its_default_too() 
         "message_size_limit, Use: main, Type: string, Default: 50M: This option limits the size of a message"]
 
 
+def test_a_list_items_later_sentences_lead_with_the_option_its_head_names() -> None:
+    """Python-Markdown's extension options, one list item each: "- css_class: An alias to … Set CSS class name
+    for the wrapper <div> tag. Defaults to codehilite." Its later sentences were quoted without the name
+    ("Defaults to ///Footnotes Go Here///" answered which option?), and "Defaults to False" was too short to
+    quote at all (stop 51). A generic head ("Note:") or a capitalized word names no option."""
+    options = ("The following options are provided:\n\n"
+               "- PLACE_MARKER: A text string used to mark the position where the footnotes are rendered. "
+               "Defaults to ///Footnotes Go Here///.\n\n"
+               "- UNIQUE_IDS: Whether to avoid collisions across multiple calls to reset(). Defaults to False.\n\n"
+               "- timeout (float) – Seconds to wait for the server. None waits forever.\n")
+    found = [c.text for c in candidates([Passage("footnotes.html", options, 0.5)])]
+    assert found[1:] == [
+        "PLACE_MARKER: A text string used to mark the position where the footnotes are rendered",
+        "PLACE_MARKER: Defaults to ///Footnotes Go Here///",
+        "UNIQUE_IDS: Whether to avoid collisions across multiple calls to reset()",
+        "UNIQUE_IDS: Defaults to False",
+        "timeout (float) – Seconds to wait for the server", "timeout: None waits forever"]
+    plain = ("- Note: the cache is shared by every worker process. It is cleared at restart.\n\n"
+             "- Python: a language with many packages. It is used by the build scripts.\n")
+    assert [c.text for c in candidates([Passage("notes.html", plain, 0.5)])] == [
+        "Note: the cache is shared by every worker process", "It is cleared at restart",
+        "Python: a language with many packages", "It is used by the build scripts"]
+
+
 def test_value_fields_under_a_heading_are_named_by_it() -> None:
     """Scrapy's, Django's and Celery's settings: a heading per setting, "Default: …", then the text.
     "Default: 25: SMTP port to use for sending emails" named no setting (stop 44). A chunk that begins
