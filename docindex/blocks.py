@@ -61,8 +61,9 @@ interactive session, ">>> " or "$ ", split over <pre>s with nothing between them
 (LaTeX2HTML: its div.navigation, "Next: … Up: … Previous: … Index", is chrome; its "4#4" math placeholders are
 not text). 49: stop 48 (the paragraph a "See also" line heads is no quotable sentence). 50: stop 49 (a quote
 keeps a signature's parameter stars: "Cleaner(**kw)", not "Cleaner(kw)"). 51: stop 50 (a quote keeps its brackets
-unless they read as a citation: "obj[key]", "Optional[str]", not "obj(key)"; "In[4]" is still "In(4)"). 52: stop 51 (a list item's later sentences lead with the option its
-head names: "css_class: Set CSS class name for the wrapper <div> tag", quotable_terms.item_label)."""
+unless they read as a citation: "obj[key]", "Optional[str]", not "obj(key)"; "In[4]" is still "In(4)"). 52: stop 51
+(a list item's later sentences lead with the option its head names: "css_class: Set CSS class name for the wrapper
+<div> tag", quotable_terms.item_label)."""
 
 
 @dataclass(frozen=True)

@@ -184,7 +184,7 @@ class Index:
             doc_of = dict(zip(fused, snapshot.doc_ids[snapshot.rows_of(
                 np.fromiter(fused, dtype=np.int64, count=len(fused)))].tolist()))
             fuse_documents(fused, doc_of, list(doc_bm25), 0.0 if convex else ranking.doc_bm25_weight, ranking.rrf_k)
-            demoted: set[int] = set()       # release-notes pages the pages ranking scaled down (release_notes.py)
+            demoted: set[int] = set()       # release-notes pages the ranking scaled down (release_notes.py)
             if mode == "hybrid" and ranking.release_notes < 1.0 and not asks_about_releases(query):
                 demoted = release_notes_docs(self._conn, doc_of.values(), snapshot.release_notes)
                 demote(fused, doc_of, demoted, ranking.release_notes)

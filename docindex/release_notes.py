@@ -11,9 +11,9 @@ Buildbot's "Change Sources and Changes" are no release notes): at least VERSION_
 headings below the title, and at least half of them, are short and carry a version number ("6.56.3 -
 2022-10-17", "Version 2.2.2", "Release 15.2", "[0.3.0] - 2024-05-01", "Issues closed in 7.0").
 
-In the pages ranking (`Ranking.release_notes`, ranking.DOCUMENT_RANKING) such a page's chunks score that
-share of their fused score unless the question is about releases itself: it names a version number or
-a release word (`asks_about_releases`). The passages ranking, which feeds answers, does not use it.
+In both rankings (`Ranking.release_notes`: ranking.DOCUMENT_RANKING since stop 50, DEFAULT_RANKING, which feeds
+answers and the Gate, since stop 51) such a page's chunks score that share of their fused score unless the
+question is about releases itself: it names a version number or a release word (`asks_about_releases`).
 Its known cost: a limitation stated only in the release notes (BIND's: named cannot forward over DoT/DoH)
 ranks below the pages about the feature when the question names no version (KNOWN_LIMITATIONS.md).
 """

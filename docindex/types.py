@@ -31,7 +31,7 @@ class Hit:
     sentence_cosine: float | None = None    # cosine of its best quotable sentence (stored quote vectors); None: none
     sentence_floor: float | None = None     # the same 3rd best for everyday questions' best sentences (noise_floor.py)
     copy_of: int | None = None  # it ranks in the place of this chunk, a long document's copy of it (duplicates.py)
-    release_notes: bool = False  # its page reads as release notes and the pages ranking scaled it (release_notes.py)
+    release_notes: bool = False  # its page reads as release notes and the ranking scaled it (release_notes.py)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -40,7 +40,7 @@ class Hit:
             if d[name] is None:             # searched only for a Gate (the MCP tools), not by `docindex search`;
                 del d[name]                 # copy_of: only for a page found through a whole-manual copy
         if not self.release_notes:
-            del d["release_notes"]          # only where the pages ranking scaled a release-notes page down
+            del d["release_notes"]          # only where the ranking scaled a release-notes page down
         return d
 
 

@@ -47,7 +47,7 @@ def test_a_question_about_releases_keeps_them(query: str, asks: bool) -> None:
 
 
 def test_the_ranking_knob_is_a_share() -> None:
-    assert DEFAULT_RANKING.release_notes == 1.0            # the passages ranking, which feeds answers: off
+    assert DEFAULT_RANKING.release_notes == DOCUMENT_RANKING.release_notes == 0.5   # both rankings (stop 51)
     with pytest.raises(ValueError, match="release_notes"):
         Ranking(release_notes=0.0)
 
@@ -81,3 +81,16 @@ def test_release_notes_yield_to_the_page_unless_the_question_asks_about_releases
     hits = manual.search(question, k=2, ranking=DOCUMENT_RANKING)
     assert [h.release_notes for h in hits] == [False, True]          # each hit says why it ranked
     assert "release_notes" not in hits[0].to_dict() and hits[1].to_dict()["release_notes"] is True
+
+
+def test_the_passages_an_answer_gets_put_release_notes_after_the_page_they_change(manual) -> None:
+    """Stop 51: the passages ranking (answers, the Gate) scales release notes too: a changelog entry took one
+    of the 4 places an answer draws on, above the section that answers."""
+    question = "widget cache size setting entries"
+    first = manual.search(question, k=1)[0]
+    assert first.source == "cache.md" and not first.release_notes
+    flagged = [h for h in manual.search(question, k=5) if h.source == "changes.md"]
+    assert flagged and all(h.release_notes for h in flagged)
+    off = manual.search(question, k=1, ranking=replace(DEFAULT_RANKING, release_notes=1.0))[0]
+    assert off.source == "changes.md"               # without the rule its entries come first
+    assert manual.search(question + " in release 5", k=1)[0].source == "changes.md"
