@@ -112,6 +112,7 @@ from deployments.engines import extractive as X  # noqa: E402
 from deployments.gate_rule import GATE_PASSAGES, decide  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
 from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
+from docindex import quotable_terms  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.minilm import default_embedder  # noqa: E402
 from docindex.noise_floor import collection_floors  # noqa: E402
@@ -147,7 +148,12 @@ def main() -> None:
                         help="a page that holds the whole manual (all.html, print.html): count where it shows")
     parser.add_argument("--release-notes", type=float, default=None, metavar="SHARE",
                         help="the pages ranking's Ranking.release_notes (default: as shipped; 1: the rule off)")
+    parser.add_argument("--passages-release-notes", type=float, default=None, metavar="SHARE",
+                        help="the same in the passages ranking, the answers' and the Gate's (stop 51; 1: off)")
+    parser.add_argument("--no-item-labels", action="store_true",
+                        help="quotes as before stop 51: a list item's later sentences without its option's name")
     args = parser.parse_args()
+    quotable_terms.ITEM_LABELS = not args.no_item_labels
     settings = Settings()
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
     rows = [q for q in rows if q["c"] in (args.collection, "off")]
@@ -155,7 +161,10 @@ def main() -> None:
     if args.release_notes is not None:
         page_ranking = replace(page_ranking, release_notes=args.release_notes)
     pages = Index(args.db, ranking=page_ranking)
-    passages = Index(args.db, ranking=replace(RANKINGS["passages"], distinct=not args.no_distinct))
+    passage_ranking = replace(RANKINGS["passages"], distinct=not args.no_distinct)
+    if args.passages_release_notes is not None:
+        passage_ranking = replace(passage_ranking, release_notes=args.passages_release_notes)
+    passages = Index(args.db, ranking=passage_ranking)
     engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
     floors = collection_floors(passages, args.collection)   # as the MCP tools send them with each passage
 
@@ -193,6 +202,8 @@ def main() -> None:
     off = [r for r in out if not r["gold"]]
     fresh = fresh_off_topic()
     summary = {"collection": args.collection, "distinct": not args.no_distinct, "release_notes": page_ranking.release_notes,
+               "passages_release_notes": passage_ranking.release_notes,
+               **({"item_labels": False} if args.no_item_labels else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),
