@@ -122,13 +122,15 @@ async def one_request(engine, passages, fixed: bool = False) -> dict:
     }
 
 
-async def measure(engine_name: str, llamacpp_slots: int = 1, fixed: bool = False) -> dict:
+async def measure(engine_name: str, llamacpp_slots: int = 1, fixed: bool = False,
+                  llamacpp_n_batch: int | None = None) -> dict:
     from deployments.engines.registry import engine_class
 
     rss = PeakRss()
     if engine_name == "llamacpp":
         # served defaults (all cores as the thread budget, weights auto); slots as served unless told
-        engine = engine_class("llamacpp")(model="", slots=llamacpp_slots)
+        options = {"n_batch": llamacpp_n_batch} if llamacpp_n_batch else {}
+        engine = engine_class("llamacpp")(model="", slots=llamacpp_slots, **options)
         settings = {"weights": engine.weights, "slots": engine.slots, "n_threads": engine.n_threads,
                     "n_batch": engine.n_batch, "flash_attn": engine.flash_attn}
     else:
@@ -259,12 +261,15 @@ def main() -> None:
     parser.add_argument("--fixed-length", action="store_true",
                         help=f"every answer {MAX_TOKENS} tokens, EOS ignored and no citation grammar in either engine "
                              "(the aggregate then compares the engines, not the answers' lengths)")
+    parser.add_argument("--llamacpp-n-batch", type=int, default=None,
+                        help="llama.cpp's prefill batch (and micro-batch) instead of the served n_batch")
     parser.add_argument("--name", default=None, help="results file stem (default engines, engines_fixed_length with "
                                                       "--fixed-length): another machine's run beside")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(measure(args.child, args.llamacpp_slots, args.fixed_length))))
+        print(json.dumps(asyncio.run(measure(args.child, args.llamacpp_slots, args.fixed_length,
+                                                 args.llamacpp_n_batch))))
         return
     results = []
     loadavg = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -272,7 +277,8 @@ def main() -> None:
     for name in args.engines.split(","):
         print(f"measuring {name}…", file=sys.stderr)
         out = subprocess.run([sys.executable, __file__, "--child", name, "--llamacpp-slots", str(args.llamacpp_slots),
-                              *(["--fixed-length"] if args.fixed_length else [])],
+                              *(["--fixed-length"] if args.fixed_length else []),
+                              *(["--llamacpp-n-batch", str(args.llamacpp_n_batch)] if args.llamacpp_n_batch else [])],
                              env=child_env(name),
                              capture_output=True, text=True, check=False)
         if out.returncode != 0:
@@ -282,7 +288,8 @@ def main() -> None:
     report = {
         "command": "python benchmarks/engines.py --engines " + args.engines
                    + (f" --llamacpp-slots {args.llamacpp_slots}" if args.llamacpp_slots != 1 else "")
-                   + (" --fixed-length" if args.fixed_length else ""),
+                   + (" --fixed-length" if args.fixed_length else "")
+                   + (f" --llamacpp-n-batch {args.llamacpp_n_batch}" if args.llamacpp_n_batch else ""),
         "machine": f"2-core x86-64 VM, 24 GiB, no GPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
         "cpu_flags": cpu_flags(),
         "date": started_at,

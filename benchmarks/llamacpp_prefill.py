@@ -23,8 +23,11 @@ Parts (one process each, so ratios are measured back to back on the same load):
 - fidelity: each re-typed model's next-token distribution at every prompt
   position against the Q4_1 original's (top-1 agreement, mean KL);
 - rss: peak RSS of a fresh process that loads one weight type and prefills once.
+Every model is loaded with flash attention as served (since stop 52; before, off).
 Each figure is the median of --repeats runs; the load average (1 min) is
-recorded with every run. Writes benchmarks/results/llamacpp_prefill.json and .md.
+recorded with every run. `--busy N` runs N busy-loop processes beside the
+measurement (a shared box). Writes benchmarks/results/<--name>.json and .md
+(default llamacpp_prefill).
 """
 from __future__ import annotations
 
@@ -56,10 +59,12 @@ BATCHES = ((512, 512), (128, 128), (256, 256), (1024, 512), (2048, 2048))
 
 
 def load(weights: str, n_batch: int = 512, n_ubatch: int = 512, threads: int = 2):
+    from deployments.engines.llamacpp import DEFAULT_FLASH_ATTN
     from deployments.engines.llamacpp_load import load_llama  # as the engine loads (AMX that cannot run: off)
 
     return load_llama(str(convert_gguf(default_gguf(), weights)), n_ctx=4096, n_batch=n_batch,
-                      n_ubatch=n_ubatch, n_threads=threads, n_threads_batch=threads, verbose=False)
+                      n_ubatch=n_ubatch, n_threads=threads, n_threads_batch=threads,
+                      flash_attn=DEFAULT_FLASH_ATTN, verbose=False)  # as served
 
 
 def prompt_tokens(llm) -> list[int]:
@@ -274,7 +279,9 @@ def render_markdown(report: dict) -> str:
     parts = report["parts"]
     lines += ["", "Each part was measured by: " + "; ".join(
         f"{name}: `{p['measured']['command']}` at {p['measured']['date']}, commit {p['measured']['commit']}, "
-        f"load {p['measured']['loadavg']}" for name, p in parts.items() if "measured" in p)]
+        f"load {p['measured']['loadavg']}"
+        + (f", {p['measured']['busy']} busy-loop process(es) beside" if p["measured"].get("busy") else "")
+        for name, p in parts.items() if "measured" in p)]
     if "weights" in parts:
         lines += ["", f"## Weight types ({parts['weights']['prompt_tokens']}-token prefill, {DECODE_STEPS} decode steps)",
                   "", "| weights, threads | prefill tok/s | decode tok/s | prefill tok/CPU-s | decode tok/CPU-s "
@@ -313,6 +320,9 @@ def main() -> None:
     parser.add_argument("--weights", default=",".join(WEIGHTS), help="weight types for the weights part")
     parser.add_argument("--threads", default="1,2", help="thread counts for the weights part")
     parser.add_argument("--merge", action="store_true", help="keep the other parts of the saved report")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="busy-loop processes running beside the measurement (a shared box: 1 holds one core)")
+    parser.add_argument("--name", default="llamacpp_prefill", help="results file stem: another machine's run beside")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
@@ -329,12 +339,26 @@ def main() -> None:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git_commit(),
         "loadavg": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "busy": args.busy,
         "parts": {},
     }
-    out = RESULTS / "llamacpp_prefill.json"
+    out = RESULTS / f"{args.name}.json"
     if args.merge and out.is_file():  # keep the parts not measured this time, with their own stamps
         report["parts"] = json.loads(out.read_text())["parts"]
-    stamp = {key: report[key] for key in ("command", "date", "commit", "loadavg")}
+    stamp = {key: report[key] for key in ("command", "date", "commit", "loadavg", "busy")}
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        measure_parts(args, report, stamp)
+    finally:
+        for burner in burners:
+            burner.kill()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{args.name}.md").write_text(render_markdown(report))
+    print(render_markdown(report))
+
+
+def measure_parts(args: argparse.Namespace, report: dict, stamp: dict) -> None:
     for part in args.parts.split(","):
         print(f"measuring {part}…", file=sys.stderr)
         if part == "weights":
@@ -351,10 +375,6 @@ def main() -> None:
         else:
             raise SystemExit(f"unknown part {part!r}; choose from weights, batch, slots, fidelity, rss")
         report["parts"][part]["measured"] = stamp
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "llamacpp_prefill.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / "llamacpp_prefill.md").write_text(render_markdown(report))
-    print(render_markdown(report))
 
 
 if __name__ == "__main__":

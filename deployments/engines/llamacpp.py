@@ -55,7 +55,10 @@ from deployments.errors import ConfigError, EngineError, EngineUnavailable
 log = logging.getLogger(__name__)
 
 DEFAULT_N_CTX = 4096  # a RAG prompt (~1-2k tokens) + answer; SmolLM2 was trained on 8k
-DEFAULT_N_BATCH = 512  # prefill chunk; larger gave no speed-up on 2 cores
+# Prefill batch and micro-batch (n_ubatch follows it), also the granularity of a prefill abort. Stop 52, AMX Xeon,
+# idle: 512 prefilled fastest (1,128 tok/s, 2,048: 975); larger only won beside a busy process, and a cancel then
+# waits out the whole prompt (benchmarks/results/llamacpp_prefill_xeon_batch_busy*.md, KNOWN_LIMITATIONS.md).
+DEFAULT_N_BATCH = 512
 # Flash attention: prefill of the ~1.4k-token prompt 1.25-5.4x faster with 2 threads in all 4
 # interleaved pairs on this box (benchmarks/results/llamacpp_threads_ab.json, load 4-60).
 DEFAULT_FLASH_ATTN = True
@@ -175,6 +178,7 @@ class LlamaCppEngine(Engine):
             str(convert_gguf(Path(self.model), self.weights)),  # cached after the first slot
             n_ctx=self.n_ctx,
             n_batch=self.n_batch,
+            n_ubatch=self.n_batch,  # one knob: llama.cpp's own micro-batch default (512) would cap n_batch
             n_threads=self.n_threads,
             n_threads_batch=self.n_threads,
             flash_attn=self.flash_attn,
