@@ -152,8 +152,11 @@ def main() -> None:
                         help="the same in the passages ranking, the answers' and the Gate's (stop 51; 1: off)")
     parser.add_argument("--no-item-labels", action="store_true",
                         help="quotes as before stop 51: a list item's later sentences without its option's name")
+    parser.add_argument("--see-also-terms", action="store_true",
+                        help="quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below")
     args = parser.parse_args()
     quotable_terms.ITEM_LABELS = not args.no_item_labels
+    quotable_terms.SEE_ALSO_CONTENT_NOT_TERMS = not args.see_also_terms
     settings = Settings()
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
     rows = [q for q in rows if q["c"] in (args.collection, "off")]
@@ -204,6 +207,7 @@ def main() -> None:
     summary = {"collection": args.collection, "distinct": not args.no_distinct, "release_notes": page_ranking.release_notes,
                "passages_release_notes": passage_ranking.release_notes,
                **({"item_labels": False} if args.no_item_labels else {}),
+               **({"see_also_content": False} if args.see_also_terms else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),

@@ -26,7 +26,7 @@ from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
 from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
 from .quotable_terms import code_term as _code_term
 from .quotable_terms import is_value as _is_value
-from .quotable_terms import item_label
+from .quotable_terms import item_label, see_also_content
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
 from .table_rows import row_text
@@ -94,7 +94,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                     #                     commit. How do I change it?" answers nothing either
             term = _term(text, blocks, b, name) if unit.kind == "prose" else ""
             label = item_label(text[unit.start:unit.end]) if unit.kind == "item" else ""   # "- css_class: …"
-            spans = [] if SEE_ALSO_SKIPPED and term.lower() == "see also" else spans   # stop 48: Sphinx's seealso box
+            if SEE_ALSO_SKIPPED and (term.lower() == "see also" or see_also_content(text, blocks, b)):
+                spans = []      # stop 48: Sphinx's seealso box; stop 52: a line under a "See Also:" label
             for start, end in spans:
                 raw = text[start:end]
                 if b in resumed and start == spans[0][0]:
@@ -252,7 +253,7 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
         note = HEADINGS_NAME_VALUES and bool(_VERSION_NOTE.match(line.strip()))
         term = "" if note else _term_line(line) or _code_term(text, blocks, at, b)
         field = FIELDS_PASSED and bool(_FIELD.match(line.strip()))
-        if not term and not field and not note or field and named:
+        if not term and not field and not note or field and named or term and see_also_content(text, blocks, at):
             break
         if term:
             terms.insert(0, term)
@@ -349,9 +350,8 @@ MENU_PATHS_NOT_TERMS = True
 # Up to this many term lines in a row make one term (`_term`). False: the line before only (before stop 30).
 MULTI_LINE_TERMS = True
 MAX_TERM_LINES = 4
-# Measured (stop 28, evals/results/extractive-levers.json, "commented code"): the cMCP tune half's
-# key facts 0.649 -> 0.676, both out-of-sample dev halves unchanged (32 / 26 of 60); a plateau from
-# 3 lines up and for 3-6 words. False: code blocks give no candidate (the rule before).
+# Measured (stop 28, evals/results/extractive-levers.json, "commented code"): the cMCP tune half's key facts 0.649 ->
+# 0.676, dev halves unchanged (32 / 26 of 60); a plateau from 3 lines up, 3-6 words. False: code gives no candidate.
 COMMENTED_CODE = True
 def _with_code(sentence: str, code: str, colon: str = ":") -> str:
     """The lead-in with its code, when the two still read as one sentence."""

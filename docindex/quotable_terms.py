@@ -57,3 +57,16 @@ def item_label(line: str) -> str:
         return ""
     label = found.group(1).rstrip(".-")
     return label if re.search(r"[_.\-\d]", label) or label.islower() or label.isupper() else ""
+
+
+# Stop 52: the line under a "See Also:" label lists other entries (toolz' napoleon field lists: "See Also:" /
+# "compose pipe" right over the next entry's signature); it is no term line of the text below it. False: it was,
+# and quoting read "compose pipe, class toolz.functoolz.curry(*args, **kwargs), Curry a callable function: …".
+SEE_ALSO_CONTENT_NOT_TERMS = True
+_SEE_ALSO = re.compile(r"[#*_\s]*see also[*_\s]*:?[*_\s]*", re.IGNORECASE)
+
+
+def see_also_content(text: str, blocks: Sequence[Unit], at: int) -> bool:
+    """Whether block `at` sits right under a "See also" label, so it lists other entries."""
+    return SEE_ALSO_CONTENT_NOT_TERMS and at > 0 and bool(
+        _SEE_ALSO.fullmatch(text[blocks[at - 1].start:blocks[at - 1].end]))

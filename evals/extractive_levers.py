@@ -219,6 +219,7 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("every bracket as parentheses (before stop 50)", {"brackets": "all"}),
     # stop 51 (shipped: a list item's later sentences lead with the option its head names, "css_class: Defaults to …")
     ("item labels off (before stop 51)", {"item_labels": False}),
+    ("see-also lines as terms (before stop 52)", {"see_also_content": False}),
 ]
 
 
@@ -261,7 +262,8 @@ def main() -> int:
                 _setting(quotable_clean, "MARKERS", lever.get("markers")), \
                 _setting(quotable_clean, "PARAMETER_STARS", lever.get("parameter_stars")), \
                 _setting(quotable_clean, "BRACKETS", lever.get("brackets")), \
-                _setting(quotable_terms, "ITEM_LABELS", lever.get("item_labels")):
+                _setting(quotable_terms, "ITEM_LABELS", lever.get("item_labels")), \
+                _setting(quotable_terms, "SEE_ALSO_CONTENT_NOT_TERMS", lever.get("see_also_content")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
                    **{f"{c}_dev_{key}": value for c in ("postgresql", "python")

@@ -679,6 +679,19 @@ def test_the_text_a_see_also_line_heads_is_not_quoted() -> None:
         "In this mode, dumps() produces Relaxed Extended JSON, a mostly JSON-like format", "New in version 3.5"]
 
 
+def test_the_lines_a_see_also_label_lists_name_no_entry_and_are_not_quoted() -> None:
+    # toolz' API page (napoleon's "See Also:" field) answered with "compose pipe, class toolz.functoolz.curry(*args,
+    # **kwargs), Curry a callable function: …" before stop 52: the previous entry's cross-references read as terms
+    text = ("toolz.functoolz.compose(*funcs)\n\nCompose functions to operate in series.\n\nSee Also:\n\ncompose pipe"
+            "\n\nclass toolz.functoolz.curry(*args, **kwargs)\n\nEnables partial application of arguments.\n\n"
+            "**See also:**\n\ntoolz.curried - namespace of curried functions\n\ntoolz.functoolz.do(func, x)\n\n"
+            "Runs func on x, returns x.\n")
+    assert [c.text for c in candidates([Passage("api.html", text, 0.5)])] == [
+        "toolz.functoolz.compose(*funcs): Compose functions to operate in series",
+        "class toolz.functoolz.curry(*args, **kwargs): Enables partial application of arguments",
+        "toolz.functoolz.do(func, x): Runs func on x, returns x"]
+
+
 def test_a_pointer_that_carries_its_list_is_quoted_with_it() -> None:
     text = "See the following options for throttling:\n\n- rate sets the allowed rate.\n- scope names the cache key.\n"
     assert [c.text for c in candidates([Passage("o.html", text, 0.5)])][0] == (
