@@ -90,6 +90,14 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-xarray-doc/html --db /tmp/xarray.db --collection xarray
     docindex ingest /usr/share/doc/python-cherrypy3-doc/html --db /tmp/cherrypy.db --collection cherrypy
     docindex ingest /usr/share/doc/python-pint-doc/html --db /tmp/pint.db --collection pint
+    # stop 52: apt-get install python-pika-doc python-toolz-doc python-jsonschema-doc python-pecan-doc
+    #          python-astropy-doc python-statsmodels-doc
+    docindex ingest /usr/share/doc/python-pika-doc/html --db /tmp/pika.db --collection pika
+    docindex ingest /usr/share/doc/python-toolz-doc/html --db /tmp/toolz.db --collection toolz
+    docindex ingest /usr/share/doc/python-jsonschema-doc/html --db /tmp/jsonschema.db --collection jsonschema
+    docindex ingest /usr/share/doc/python-pecan-doc/html --db /tmp/pecan.db --collection pecan
+    docindex ingest /usr/share/doc/python-astropy-doc/html --db /tmp/astropy.db --collection astropy
+    docindex ingest /usr/share/doc/python-statsmodels-doc/html --db /tmp/statsmodels.db --collection statsmodels
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
