@@ -160,6 +160,8 @@ def main() -> None:
                         help="the same in the passages ranking, the answers' and the Gate's (stop 51; 1: off)")
     parser.add_argument("--no-item-labels", action="store_true",
                         help="quotes as before stop 51: a list item's later sentences without its option's name")
+    parser.add_argument("--echo", type=float, default=None, metavar="W",
+                        help="the extractive engine's echo weight (default: as shipped; 0: before stop 52)")
     parser.add_argument("--see-also-terms", action="store_true",
                         help="quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below")
     args = parser.parse_args()
@@ -176,7 +178,7 @@ def main() -> None:
     if args.passages_release_notes is not None:
         passage_ranking = replace(passage_ranking, release_notes=args.passages_release_notes)
     passages = Index(args.db, ranking=passage_ranking)
-    engine = ready(X.ExtractiveEngine(), Memo(default_embedder()))
+    engine = ready(X.ExtractiveEngine(**({} if args.echo is None else {"echo": args.echo})), Memo(default_embedder()))
     floors = collection_floors(passages, args.collection)   # as the MCP tools send them with each passage
 
     def gated(question: str) -> tuple[list[Passage], bool]:
@@ -216,6 +218,7 @@ def main() -> None:
                "passages_release_notes": passage_ranking.release_notes,
                **({"item_labels": False} if args.no_item_labels else {}),
                **({"see_also_content": False} if args.see_also_terms else {}),
+               **({"echo": args.echo} if args.echo is not None else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),

@@ -220,6 +220,9 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     # stop 51 (shipped: a list item's later sentences lead with the option its head names, "css_class: Defaults to …")
     ("item labels off (before stop 51)", {"item_labels": False}),
     ("see-also lines as terms (before stop 52)", {"see_also_content": False}),
+    # stop 52 (shipped: 0.05): a sentence that mostly repeats the question's words ("You might want to use astropy on
+    # a telescope control machine behind a strict firewall") ranks w x the share of its words the question has lower
+    *[(f"echo {w:g}", {"echo": w}) for w in (0.0, 0.02, 0.03, 0.07, 0.1, 0.2)],
 ]
 
 
@@ -246,7 +249,7 @@ def main() -> int:
         data = contexts[(k, clip, convex)]
         knobs = {key: v for key, v in lever.items()
                  if key in ("cover", "number_cue", "code_cue", "diversity", "adjacent", "same_passage",
-                            "keep_ratio", "max_sentences", "length", "rank_bonus", "anaphora")}
+                            "keep_ratio", "max_sentences", "length", "rank_bonus", "anaphora", "echo")}
         engine = ready(LeverEngine(**knobs), embedder)
         with _setting(X, "_stems", _suffix_stems if lever.get("stems") else None), \
                 _setting(X, "NEAR_DUPLICATE", lever.get("near_duplicate")), \

@@ -19,6 +19,10 @@ Score of a sentence (all in [0, 1]):
                                                       each weighted by its IDF
                                                       over the candidates)
   + rank_bonus * (1 - (n-1)/k)                        (retrieval's own order)
+  - echo * (share of the sentence's content words the question has)
+                                                     (stop 52: a sentence repeating the
+                                                      question adds nothing; order only,
+                                                      the refusal floor ignores it)
 Selection: the best sentence; then, one at a time, the candidate with the
 highest score minus `diversity` × its word overlap with the sentences already
 chosen (maximal marginal relevance: a second sentence restating the first
@@ -78,6 +82,14 @@ def candidates(passages: Sequence[Passage]) -> list[Candidate]:
                                                                  for p in passages])
 
 
+def echoes(question: str, found: Sequence[Candidate]) -> np.ndarray:
+    """Each candidate's share of content words (stemmed) that the question has: 1.0 for a sentence that only
+    repeats it ("You might want to use astropy on a telescope control machine behind a strict firewall")."""
+    asked = _stems(content_words(question))
+    said = [_stems(content_words(c.text)) for c in found]
+    return np.array([len(words & asked) / len(words) if words else 0.0 for words in said])
+
+
 def _stems(words: set[str]) -> set[str]:
     return {w[:5] for w in words}
 
@@ -127,17 +139,18 @@ class ExtractiveEngine(Engine):
 
     def __init__(self, *, model: str = "", slots: int = 1, min_score: float = 0.35, cosine_weight: float = 0.6,
                  rank_bonus: float = 0.15, keep_ratio: float = 0.5, max_sentences: int = 3,
-                 diversity: float = 0.3, embedder: str = "minilm", **unknown: Any) -> None:
+                 diversity: float = 0.3, echo: float = 0.05, embedder: str = "minilm", **unknown: Any) -> None:
         if unknown:
             raise ConfigError(f"unknown extractive engine option(s): {', '.join(sorted(unknown))}; allowed: "
-                              "min_score, cosine_weight, rank_bonus, keep_ratio, max_sentences, diversity, embedder")
+                              "min_score, cosine_weight, rank_bonus, keep_ratio, max_sentences, diversity, echo, "
+                              "embedder")
         if embedder not in ("static", "minilm", "none"):
             raise ConfigError(f"extractive embedder must be 'static', 'minilm' or 'none', got {embedder!r}")
         if not 1 <= max_sentences <= 10:
             raise ConfigError(f"extractive max_sentences must be 1..10, got {max_sentences}")
         super().__init__(model=model or f"extractive-{embedder}", slots=slots)
         self.min_score, self.cosine_weight, self.rank_bonus = min_score, cosine_weight, rank_bonus
-        self.keep_ratio, self.max_sentences, self.diversity = keep_ratio, max_sentences, diversity
+        self.keep_ratio, self.max_sentences, self.diversity, self.echo = keep_ratio, max_sentences, diversity, echo
         self._embedder_name = embedder
         self._embedder: Any = None          # MiniLM: the floor (static) or every cosine (minilm)
         self._static: Any = None            # the token-vector embedder (static)
@@ -268,6 +281,9 @@ class ExtractiveEngine(Engine):
         if self.floor_score(question, found[top], float(lexical[top]), float(rank[top]), float(scores[top]),
                             stored[top]) < self.min_score:
             return None
+        if self.echo:                       # the order only: whether to refuse was decided above
+            scores = scores - self.echo * echoes(question, found)
+            order = np.argsort(-scores, kind="stable")
         return found, scores, order
 
     def select(self, question: str, found: list[Candidate], scores: np.ndarray, order: np.ndarray,

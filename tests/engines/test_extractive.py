@@ -793,3 +793,23 @@ def test_code_that_shows_a_fence_stays_code() -> None:
     found = _quoted("Write a fence like this:\n\n````\n```python\nprint('hi there my good friend')\n```\n````\n\n"
                     "Done with it now.")
     assert not any("print" in f and "Write" not in f for f in found) and "Done with it now" in found
+
+
+def test_a_sentence_that_only_repeats_the_question_ranks_lower_and_refusal_ignores_it() -> None:
+    # Astropy's firewall page answered "You might want to use astropy on a telescope control machine behind a strict
+    # firewall" first (stop 52): the sentence restates the question and tells nothing
+    question = "How do I use astropy on a telescope machine behind a strict firewall?"
+    echo = "You might want to use astropy on a telescope machine behind a strict firewall."
+    answer = "Download the IERS tables on a machine with internet, then copy the astropy cache to the firewall machine."
+    passages = [Passage("iers.html", f"{echo} {answer}", 0.5)]
+
+    def first(engine: ExtractiveEngine) -> str:
+        ranked = engine.ranked(question, passages)
+        assert ranked is not None                       # not refused, whatever the echo weight
+        found, _, order = ranked
+        return found[int(order[0])].text
+
+    assert first(ExtractiveEngine(embedder="none", echo=0.0)) == echo.rstrip(".")
+    assert first(ExtractiveEngine(embedder="none", echo=0.5)) == answer.rstrip(".")
+    strict = ExtractiveEngine(embedder="none", echo=5.0, min_score=0.3)
+    assert strict.ranked(question, passages) is not None   # the floor is judged before the echo weight
