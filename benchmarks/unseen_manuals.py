@@ -98,6 +98,10 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-pecan-doc/html --db /tmp/pecan.db --collection pecan
     docindex ingest /usr/share/doc/python-astropy-doc/html --db /tmp/astropy.db --collection astropy
     docindex ingest /usr/share/doc/python-statsmodels-doc/html --db /tmp/statsmodels.db --collection statsmodels
+    # stop 53: apt-get install frr-doc ffmpeg-doc cockpit-doc cinder-doc python-sklearn-doc
+    docindex ingest /usr/share/doc/frr/html --db /tmp/frr.db --collection frr
+    docindex ingest /usr/share/doc/ffmpeg/manual --db /tmp/ffmpeg.db --collection ffmpeg   # *-all.html: aggregates
+    docindex ingest /usr/share/doc/cockpit/guide --db /tmp/cockpit.db --collection cockpit
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
