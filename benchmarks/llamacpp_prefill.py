@@ -15,6 +15,9 @@ Parts (one process each, so ratios are measured back to back on the same load):
   a load spike hits all of them), a full prefill of the prompt (KV cache
   cleared first) and 32 single-token decode steps after it;
 - batch: n_batch / n_ubatch pairs, 2 threads, for the original and f16;
+- kv: the KV cache's type (llama.cpp's type_k / type_v: f16 as served, bf16, q8_0, q4_0), the
+  original weights, 2 threads: a quantized cache shrinks what attention reads, which grows with
+  the prompt;
 - slots: 4 requests of the real prompt through LlamaCppEngine (its default
   sampling, citation grammar included, max_tokens 64) with slots x threads =
   1 x 2, 2 x 1 and 4 x 2 (oversubscribed), original and f16 weights: wall
@@ -56,15 +59,17 @@ RESULTS = ROOT / "benchmarks" / "results"
 WEIGHTS = (ORIGINAL, *WEIGHT_FTYPES)
 DECODE_STEPS = 32
 BATCHES = ((512, 512), (128, 128), (256, 256), (1024, 512), (2048, 2048))
+KV_TYPES = {"f16/f16 (served)": (1, 1), "bf16/bf16": (30, 30), "q8_0/q8_0": (8, 8), "q8_0/f16": (8, 1),
+            "q4_0/q4_0": (2, 2)}   # ggml type ids of the K and V caches
 
 
-def load(weights: str, n_batch: int = 512, n_ubatch: int = 512, threads: int = 2):
+def load(weights: str, n_batch: int = 512, n_ubatch: int = 512, threads: int = 2, **cache: int):
     from deployments.engines.llamacpp import DEFAULT_FLASH_ATTN
     from deployments.engines.llamacpp_load import load_llama  # as the engine loads (AMX that cannot run: off)
 
     return load_llama(str(convert_gguf(default_gguf(), weights)), n_ctx=4096, n_batch=n_batch,
                       n_ubatch=n_ubatch, n_threads=threads, n_threads_batch=threads,
-                      flash_attn=DEFAULT_FLASH_ATTN, verbose=False)  # as served
+                      flash_attn=DEFAULT_FLASH_ATTN, verbose=False, **cache)  # as served (cache: type_k, type_v)
 
 
 def prompt_tokens(llm) -> list[int]:
@@ -136,6 +141,20 @@ def part_batch(repeats: int) -> dict:
     for llm in models.values():
         llm.close()
     return {"rows": {f"{w} n_batch {b} n_ubatch {u}": summarize(v) for (w, b, u), v in runs.items()}}
+
+
+def part_kv(repeats: int) -> dict:
+    models = {name: load(ORIGINAL, type_k=k, type_v=v) for name, (k, v) in KV_TYPES.items()}
+    tokens = prompt_tokens(next(iter(models.values())))
+    runs: dict[str, list[dict]] = {k: [] for k in models}
+    for _ in range(repeats):
+        for name, llm in models.items():
+            runs[name].append(time_once(llm, tokens, 2))
+            progress(name, runs[name][-1])
+    for llm in models.values():
+        llm.close()
+    return {"prompt_tokens": len(tokens), "rows": {f"{ORIGINAL} weights, K/V cache {k}": summarize(v)
+                                                   for k, v in runs.items()}}
 
 
 async def four_requests(engine) -> dict:
@@ -295,6 +314,12 @@ def render_markdown(report: dict) -> str:
         for k, r in parts["batch"]["rows"].items():
             lines.append(f"| {k} | {r['prefill_tok_s']} | {r['decode_tok_s']} | {r['prefill_tok_cpu_s']} "
                          f"| {r['load1']} |")
+    if "kv" in parts:
+        lines += ["", f"## KV cache type ({parts['kv']['prompt_tokens']}-token prefill, 2 threads, flash attention)", "",
+                  "| weights, cache | prefill tok/s | decode tok/s | prefill tok/CPU-s | load1 |", "|---|---|---|---|---|"]
+        for k, r in parts["kv"]["rows"].items():
+            lines.append(f"| {k} | {r['prefill_tok_s']} | {r['decode_tok_s']} | {r['prefill_tok_cpu_s']} "
+                         f"| {r['load1']} |")
     if "slots" in parts:
         lines += ["", "## Slots x threads: 4 concurrent requests through LlamaCppEngine (max_tokens 64)", "",
                   "| weights, slots x threads | wall s | mean TTFT s | aggregate tok/s | load1 |", "|---|---|---|---|---|"]
@@ -366,6 +391,8 @@ def measure_parts(args: argparse.Namespace, report: dict, stamp: dict) -> None:
                 args.repeats, args.weights.split(","), [int(t) for t in args.threads.split(",")])
         elif part == "batch":
             report["parts"]["batch"] = part_batch(args.repeats)
+        elif part == "kv":
+            report["parts"]["kv"] = part_kv(args.repeats)
         elif part == "slots":
             report["parts"]["slots"] = asyncio.run(part_slots(args.repeats))
         elif part == "fidelity":
@@ -373,7 +400,7 @@ def measure_parts(args: argparse.Namespace, report: dict, stamp: dict) -> None:
         elif part == "rss":
             report["parts"]["rss"] = part_rss(args.weights.split(","))
         else:
-            raise SystemExit(f"unknown part {part!r}; choose from weights, batch, slots, fidelity, rss")
+            raise SystemExit(f"unknown part {part!r}; choose from weights, batch, kv, slots, fidelity, rss")
         report["parts"][part]["measured"] = stamp
 
 

@@ -102,6 +102,8 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/frr/html --db /tmp/frr.db --collection frr
     docindex ingest /usr/share/doc/ffmpeg/manual --db /tmp/ffmpeg.db --collection ffmpeg   # *-all.html: aggregates
     docindex ingest /usr/share/doc/cockpit/guide --db /tmp/cockpit.db --collection cockpit
+    docindex ingest /usr/share/doc/cinder-doc/html --db /tmp/cinder.db --collection cinder
+    docindex ingest /usr/share/doc/python-sklearn-doc/html --db /tmp/sklearn.db --collection sklearn
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
