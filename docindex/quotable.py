@@ -25,8 +25,8 @@ from .quotable_comments import commented_code as _commented_code
 from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
 from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
 from .quotable_terms import code_term as _code_term
+from .quotable_terms import example_caption, item_label, see_also_content
 from .quotable_terms import is_value as _is_value
-from .quotable_terms import item_label, see_also_content
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
 from .table_rows import row_text
@@ -54,8 +54,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
         blocks = units(text)
         name = names[n - 1] if n - 1 < len(names) else ""
         resumed: set[int] = set()       # units whose first sentence a lead-in above their code already quotes
-        if CLIPPED_SKIPPED and text.endswith(CLIP_MARK) and blocks and blocks[-1].kind != "prose":
-            blocks = blocks[:-1]        # an item, row or code block cut by the prompt's clip: carried by nothing
+        cut = CLIPPED_SKIPPED and text.endswith(CLIP_MARK) and bool(blocks) and blocks[-1].kind != "prose"
+        blocks = blocks[:-1] if cut else blocks     # an item, row or code block cut by the clip: carried by nothing
         for b, unit in enumerate(blocks):
             after = blocks[b + 1] if b + 1 < len(blocks) else None     # the unit right after this one
             if unit.kind == "code" and COMMENTED_CODE:
@@ -107,8 +107,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 if CLIPPED_SKIPPED and raw.rstrip().endswith(CLIP_MARK) and end >= len(text.rstrip()):
                     continue            # cut by the prompt's clip: "… limit a user to a maximum of 60 requests per …"
                 sentence = alone = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
-                points = (raw.rstrip().endswith(".") and after is not None and after.kind in ("code", "item", "row")
-                          and _DEICTIC.search(raw))                   # "… add the following CSS." + code
+                points = (raw.rstrip().endswith(".") and _DEICTIC.search(raw) and (  # "… add the following CSS." + code
+                    after.kind in ("code", "item", "row") if after is not None else cut and CUT_TARGETS_BARE))
                 resumes = _resumes_after_code(text, blocks, b, raw) if end == unit.end else ""
                 dangles = (DANGLING_LEAD_INS and after is not None and after.kind == "code"
                            and bool(_DANGLING.search(raw)) or bool(resumes))  # "… committed state with" + code
@@ -136,7 +136,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                             resumed.add(b + 2)
                     elif BARE_LEAD_INS_SKIPPED:
                         continue        # "… provides the following credentials:" with nothing after it
-                if POINTERS_SKIPPED and sentence == alone and _POINTER.match(sentence):
+                if sentence == alone and (POINTERS_SKIPPED and _POINTER.match(sentence) or example_caption(raw, after)):
                     continue            # "See Gunicorn's deployment documentation for additional tips"
                 sentence = first_sentence(sentence)
                 if EMPTY_FIELDS_SKIPPED and _EMPTY_FIELD.search(sentence):
@@ -159,8 +159,7 @@ def _resumes_after_code(text: str, blocks: Sequence[Unit], b: int, raw: str) -> 
     if not CODE_IN_SENTENCES or b + 2 >= len(blocks) or blocks[b + 1].kind != "code" \
             or blocks[b + 2].kind != "prose" or not raw.rstrip()[-1:].isalnum():
         return ""
-    spans = unit_sentence_spans(text, blocks[b + 2])
-    after = text[spans[0][0]:spans[0][1]] if spans else ""
+    after = next((text[s:e] for s, e in unit_sentence_spans(text, blocks[b + 2])), "")
     if not re.match(r"[a-z]", after.lstrip()) or _term_line(text[blocks[b + 2].start:blocks[b + 2].end]):
         return ""           # a new entry's term ("isempty (a)" after Octave's example) goes on with nothing
     return clean_sentence(after)
@@ -177,7 +176,8 @@ CODE_FIRST = True
 # (CLIP_MARK); a lead-in with neither list nor code after it ("… provides the following credentials:"); a pointer ("See
 # Gunicorn's docs", "To learn about X, refer to …"); a lead-in pointing at code too long to carry ("deictic": "… add the
 # following CSS:"; True, any such lead-in, cost the Python dev half an evidence string: "… should be defined as:").
-CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED, SEE_ALSO_SKIPPED = True, True, True, True
+# Stop 53: "… run the following command." whose code the clip cut is a bare lead-in (CUT_TARGETS_BARE False: quoted).
+CLIPPED_SKIPPED, BARE_LEAD_INS_SKIPPED, POINTERS_SKIPPED, SEE_ALSO_SKIPPED, CUT_TARGETS_BARE = (True,) * 5
 # Stop 37: a bold label right over a short code block (pytest's "**Run tests by keyword expressions**" and `pytest -k
 # …`) is quoted with it, as a lead-in ending in ":" is (False: never quoted); a Sphinx field list's entry with an empty
 # description ("- f (Callable[[...], Any]) –", 140 in Flask's API reference) is neither quoted nor carried by its

@@ -639,6 +639,21 @@ def test_a_sentence_cut_by_the_prompts_clip_is_not_quoted() -> None:
     assert len(candidates([Passage("t.html", text, 0.5)])) == 2      # whole, both are quotable
 
 
+def test_a_lead_in_whose_code_the_prompts_clip_cut_is_not_quoted() -> None:
+    # Cockpit's cockpit-tls(8): "To check which certificate cockpit-ws will use, run the following command." was
+    # quoted alone before stop 53: the clip fell inside the command's code block, which then carried nothing
+    text = ("If there are several files, the highest priority one is chosen after sorting. To check which "
+            "certificate cockpit-ws will use, run the following command.\n\n```\n$ sudo /usr/libexec/"
+            "cockpit-certificate-ensure --check\n```\n")
+    clipped = build_prompt("Which certificate?", [Passage("t.html", text, 0.5)], PromptLimits(1, 170)).passages
+    assert "```" in clipped[0].text and clipped[0].text.endswith(" …")
+    assert [c.text for c in candidates(clipped)] == [
+        "If there are several files, the highest priority one is chosen after sorting"]
+    assert [c.text for c in candidates([Passage("t.html", text, 0.5)])][1] == (   # whole: carried with its code
+        "To check which certificate cockpit-ws will use, run the following command: "
+        "`$ sudo /usr/libexec/cockpit-certificate-ensure --check`")
+
+
 def test_a_lead_in_is_quoted_with_what_it_introduces_or_not_at_all() -> None:
     bare = ("Token authentication is for client-server setups. If successfully authenticated, "
             "TokenAuthentication provides the following credentials:")
