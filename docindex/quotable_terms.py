@@ -70,3 +70,19 @@ def see_also_content(text: str, blocks: Sequence[Unit], at: int) -> bool:
     """Whether block `at` sits right under a "See also" label, so it lists other entries."""
     return SEE_ALSO_CONTENT_NOT_TERMS and at > 0 and bool(
         _SEE_ALSO.fullmatch(text[blocks[at - 1].start:blocks[at - 1].end]))
+
+
+# Stop 53: a sentence that only says what an example below it shows ("Example of a session to an upstream, advertising
+# only one prefix to it.", FRR's BGP page over its 16-line config) is no answer without the example: "code" skips it
+# where code follows it in the passage, True wherever it stands, False quotes it (before stop 53). "For example, …"
+# and a sentence with inline code say something themselves and are kept.
+EXAMPLE_CAPTIONS: bool | str = "code"
+_CAPTION = re.compile(r"^(?:(?:an?|the|this|another|here is an?|below is an?)\s+(?:[\w-]+\s+){0,2})?examples?\s+"
+                      r"(?:of|including|showing|that shows|which shows|for|using|with|on how)\b", re.IGNORECASE)
+
+
+def example_caption(sentence: str, after: Unit | None) -> bool:
+    """`sentence` describes an example instead of saying something (EXAMPLE_CAPTIONS)."""
+    if not EXAMPLE_CAPTIONS or "`" in sentence or not _CAPTION.match(sentence):
+        return False
+    return EXAMPLE_CAPTIONS is True or after is not None and after.kind == "code"

@@ -223,6 +223,12 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     # stop 52 (shipped: 0.05): a sentence that mostly repeats the question's words ("You might want to use astropy on
     # a telescope control machine behind a strict firewall") ranks w x the share of its words the question has lower
     *[(f"echo {w:g}", {"echo": w}) for w in (0.0, 0.02, 0.03, 0.07, 0.1, 0.2)],
+    # stop 53 (shipped: not quoted): "… run the following command." whose code the prompt's clip cut off
+    ("lead-ins whose target the clip cut quoted (before stop 53)", {"cut_targets": False}),
+    # stop 53: a sentence that only says what the example below it shows ("Example of a session to …")
+    ("example captions quoted (before stop 53)", {"captions": False}),
+    ("example captions skipped over code only", {"captions": "code"}),
+    ("example captions skipped everywhere", {"captions": True}),
 ]
 
 
@@ -262,10 +268,12 @@ def main() -> int:
                 _setting(quotable, "DANGLING_LEAD_INS", lever.get("dangling")), \
                 _setting(quotable, "STATEMENTS_NOT_TERMS", lever.get("statements")), \
                 _setting(quotable, "SEE_ALSO_SKIPPED", lever.get("see_also")), \
+                _setting(quotable, "CUT_TARGETS_BARE", lever.get("cut_targets")), \
                 _setting(quotable_clean, "MARKERS", lever.get("markers")), \
                 _setting(quotable_clean, "PARAMETER_STARS", lever.get("parameter_stars")), \
                 _setting(quotable_clean, "BRACKETS", lever.get("brackets")), \
                 _setting(quotable_terms, "ITEM_LABELS", lever.get("item_labels")), \
+                _setting(quotable_terms, "EXAMPLE_CAPTIONS", lever.get("captions")), \
                 _setting(quotable_terms, "SEE_ALSO_CONTENT_NOT_TERMS", lever.get("see_also_content")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],
