@@ -32,6 +32,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -57,18 +58,22 @@ def shipped_gate() -> dict[str, float | None]:
     return {name: fields[f"gate_{name}"].default for name in GateRule.__required_keys__}
 
 
-def gate_passes(passages: list[tuple], **rule: float | None) -> bool:
+def gate_passes(passages: list[tuple], absent: Sequence[str] = (), **rule: float | None) -> bool:
     """deployments.gate_rule.decide (the Gate's rule, Ray-free) over (cosine, coverage[, noise floor[, sentence
-    cosine, sentence floor]]) tuples (what a tuple leaves out: not sent)."""
+    cosine, sentence floor]]) tuples (what a tuple leaves out: not sent); `absent`: the question's names no passage
+    mentions, as recorded (`run_ours`), replayed as a question naming them over passages without text."""
     from deployments.gate_rule import decide
     from deployments.passage import Passage
 
     full = [(*p, None, None, None)[:5] for p in passages]
     return decide([Passage(source="", text="", cosine=c, coverage=v, noise_floor=f, sentence_cosine=sc,
-                           sentence_floor=sf) for c, v, f, sc, sf in full], **rule).passed
+                           sentence_floor=sf) for c, v, f, sc, sf in full], **rule,
+                  question=" ".join(["Q", *absent])).passed
 
 
 def run_ours(index, question: str, collection: str, ranking=None) -> dict:
+    from deployments.gate_rule import absent_names
+    from deployments.passage import Passage
     from docindex.noise_floor import Floors, collection_floors
 
     started = time.perf_counter()
@@ -79,6 +84,8 @@ def run_ours(index, question: str, collection: str, ranking=None) -> dict:
     return {"ms": elapsed, "chunk_ids": [h.chunk_id for h in hits], "sources": [h.source for h in hits],
             "gate_passages": [(h.cosine, h.coverage, floors.cosine if ranking is not None else None,
                                h.sentence_cosine, floors.sentence) for h in model],
+            "gate_absent": list(absent_names(question, [Passage(h.source, h.text, h.cosine, title=h.title)
+                                                        for h in model])),
             "best_cosine": max((h.cosine for h in model), default=None),
             "best_coverage": max((h.coverage for h in model), default=None),
             "best_fusion": max((h.fusion for h in model), default=None)}
@@ -129,14 +136,15 @@ def gate_report(answerable: list[dict], off: list[dict]) -> dict:
         report[score_name] = {"answerable": metrics.spread(pos), "off_topic": metrics.spread(neg),
                               "auc_answerable_vs_off_topic": round(metrics.auc(pos, neg), 4)}
     clauses = {**shipped, "score_weights": None}
-    rules = {"shipped": shipped, "clauses (before stop 47)": clauses,
+    rules = {"shipped": shipped, "no name clause (before stop 53)": {**shipped, "name_margin": None},
+             "clauses (before stop 47)": clauses,
              "no sentence floor (before stop 43)": {**clauses, "sentence_margin": None},
              "evidence alone (no noise floor; before stop 41)": {**clauses, "noise_margin": None, "sentence_margin": None},
              "cosine only": {"min_cosine": shipped["min_cosine"]}}
     report["rules"] = {}
     for rule, kwargs in rules.items():
-        refused = [o["id"] for o in answerable if not gate_passes(o["gate_passages"], **kwargs)]
-        passed = [o["id"] for o in off if gate_passes(o["gate_passages"], **kwargs)]
+        refused = [o["id"] for o in answerable if not gate_passes(o["gate_passages"], o["gate_absent"], **kwargs)]
+        passed = [o["id"] for o in off if gate_passes(o["gate_passages"], o["gate_absent"], **kwargs)]
         report["rules"][rule] = {"answerable_refused": len(refused), "answerable": len(answerable),
                                  "off_topic_refused": len(off) - len(passed), "off_topic": len(off),
                                  "answerable_refused_ids": refused, "off_topic_passed_ids": passed}

@@ -170,10 +170,17 @@ def main() -> None:
                         help="the extractive engine's echo weight (default: as shipped; 0: before stop 52)")
     parser.add_argument("--see-also-terms", action="store_true",
                         help="quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below")
+    parser.add_argument("--no-name-clause", action="store_true",
+                        help="the Gate as before stop 53: no higher score for a question naming what no passage says")
+    parser.add_argument("--example-captions", choices=("quoted", "code", "all"), default="code",
+                        help="a sentence saying what an example shows: skipped over its code as shipped (stop 53), "
+                             "quoted (before), or skipped wherever it stands")
     args = parser.parse_args()
     quotable_terms.ITEM_LABELS = not args.no_item_labels
     quotable_terms.SEE_ALSO_CONTENT_NOT_TERMS = not args.see_also_terms
+    quotable_terms.EXAMPLE_CAPTIONS = {"quoted": False, "code": "code", "all": True}[args.example_captions]
     settings = Settings()
+    rule = {**settings.gate_rule(), **({"name_margin": None} if args.no_name_clause else {})}
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
     rows = [q for q in rows if q["c"] in (args.collection, "off")]
     page_ranking = replace(RANKINGS[SEARCH_RANKING], distinct=not args.no_distinct)
@@ -190,12 +197,11 @@ def main() -> None:
     def gated(question: str) -> tuple[list[Passage], bool]:
         """The 4 passages the Gate and the engine get, and the Gate's decision."""
         hits = passages.search(question, GATE_PASSAGES, args.collection, sentences=True)
-        given = list(build_prompt(question, [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title,
-                                                     coverage=h.coverage, noise_floor=floors.cosine,
-                                                     sentence_cosine=h.sentence_cosine,
-                                                     sentence_floor=floors.sentence)
-                                             for h in hits], PromptLimits(GATE_PASSAGES, 900)).passages)
-        return given, decide(given, **settings.gate_rule()).passed
+        found = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, coverage=h.coverage,
+                         noise_floor=floors.cosine, sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence)
+                 for h in hits]
+        given = list(build_prompt(question, found, PromptLimits(GATE_PASSAGES, 900)).passages)
+        return given, decide(found, **rule, question=question).passed    # the Gate sees them whole, as served
 
     out = []
     for q in rows:
@@ -219,11 +225,16 @@ def main() -> None:
             print(json.dumps(row, ensure_ascii=False))
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
-    fresh = fresh_off_topic()
+    fresh = {stem: {q: gated(q)[1] for q in asked} for stem, asked in fresh_off_topic().items()}
+    for stem, passed_by in fresh.items():
+        for q in (q for q, passed in passed_by.items() if passed and args.answers):
+            print(json.dumps({"fresh_off_topic_passed": q, "set": stem}, ensure_ascii=False))
     summary = {"collection": args.collection, "distinct": not args.no_distinct, "release_notes": page_ranking.release_notes,
                "passages_release_notes": passage_ranking.release_notes,
                **({"item_labels": False} if args.no_item_labels else {}),
                **({"see_also_content": False} if args.see_also_terms else {}),
+               **({"example_captions": args.example_captions} if args.example_captions != "code" else {}),
+               **({"name_clause": False} if args.no_name_clause else {}),
                **({"echo": args.echo} if args.echo is not None else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
@@ -236,8 +247,8 @@ def main() -> None:
                    "aggregate_passages": f"{sum(r['passages'].count(args.aggregate) for r in gold)}/{4 * len(gold)}"}
                   if args.aggregate else {}),
                "off_topic_refused": f"{sum(not r['gate_passed'] for r in off)}/{len(off)}",
-               "fresh_off_topic_refused": {stem: f"{sum(not gated(q)[1] for q in asked)}/{len(asked)}"
-                                           for stem, asked in fresh.items()},
+               "fresh_off_topic_refused": {stem: f"{sum(not passed for passed in passed_by.values())}/{len(passed_by)}"
+                                           for stem, passed_by in fresh.items()},
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": round(os.getloadavg()[0], 1),
                "machine": f"{platform.machine()}, {os.cpu_count()} cores", "commit": subprocess.run(
                    ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()}

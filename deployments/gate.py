@@ -34,4 +34,4 @@ class Gate:
     async def decide(self, question: str, passages: list[Passage],
                      trace: dict[str, str] | None = None) -> GateDecision:
         with tracing.replica_span(SPAN, trace):
-            return decide(passages, **self.rule)
+            return decide(passages, **self.rule, question=question)

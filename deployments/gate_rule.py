@@ -48,11 +48,22 @@ clauses, 119 of 4,032 fresh off-topic ones let through against 64. The mean is o
 given: the first GATE_PASSAGES retrieved, whatever the request's k. Passages without a floor or coverage (an
 older or foreign MCP server): the clauses above.
 
+With `name_margin` set (stop 53), a question that names something none of its passages mentions (a capitalized
+name after its first word, with a lower-case letter, that no passage's text or title holds: "Netflix", "Garmin
+Forerunner", "Sonos") must score `name_margin` or more, not 0: "How do I group two Sonos speakers so they play the
+same song?" meets an audio manual (FFmpeg's) about as well as a real question does, but its subject is not there.
+Names are matched whole, case aside; acronyms ("RAM", "UHD") and the first word are no names. Chosen on dev data
+(benchmarks/gate_names.py, results/gate_names.md): a real question that names something its passages lack is rare
+(5 of 234) and scored 6.2 or more, while half the off-topic questions that passed (43 of 1,094) named a product
+the manual never mentions and scored under 2: off-topic passes 43 -> 20, real questions refused 0 -> 0; held out
+25 -> 12 of 1,396 and 1 -> 1 of 230.
+
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
@@ -69,6 +80,7 @@ class GateRule(TypedDict):
     noise_margin: float | None
     sentence_margin: float | None
     score_weights: tuple[float, ...] | None     # bias, then one weight per FEATURES entry
+    name_margin: float | None                   # the score a question naming what no passage mentions needs
 
 
 GATE_PASSAGES = 4
@@ -87,6 +99,7 @@ class GateDecision:
     passed: bool
     best_cosine: float | None   # None when nothing was retrieved
     score: float | None = None  # the learned score where it decided (>= 0 passes); None: the clauses did
+    absent: tuple[str, ...] = ()  # names of the question no passage mentions (`absent_names`), where weighed
 
 
 def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | None:
@@ -99,9 +112,11 @@ def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | Non
 
 def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: float | None = None,
            min_evidence: float | None = None, noise_margin: float | None = None,
-           sentence_margin: float | None = None, score_weights: Sequence[float] | None = None) -> GateDecision:
+           sentence_margin: float | None = None, score_weights: Sequence[float] | None = None,
+           name_margin: float | None = None, question: str = "") -> GateDecision:
     """Pass when the best cosine reaches `min_cosine` and, with `score_weights` set and the passages
-    carrying a noise floor and coverage, the learned score is >= 0; otherwise, with both
+    carrying a noise floor and coverage, the learned score is >= 0 (>= `name_margin` where `question` names
+    something no passage mentions); otherwise, with both
     `coverage_weight` and `min_evidence` set, the evidence (module docstring) reaches `min_evidence` or,
     with `noise_margin` set, the best cosine reaches the passages' noise floor + `noise_margin`, or, with
     `sentence_margin` set, their best sentence's cosine reaches the sentence floor + `sentence_margin`."""
@@ -111,7 +126,9 @@ def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: f
     passed = best >= min_cosine
     scored = score(passages, score_weights) if passed and score_weights is not None else None
     if scored is not None:
-        return GateDecision(passed=scored >= 0.0, best_cosine=best, score=scored)
+        absent = absent_names(question, passages) if name_margin is not None else ()
+        needed = max(0.0, name_margin) if absent and name_margin is not None else 0.0
+        return GateDecision(passed=scored >= needed, best_cosine=best, score=scored, absent=absent)
     if passed and coverage_weight is not None and min_evidence is not None:
         weighed = evidence(passages, coverage_weight)
         passed = (weighed is None or weighed >= min_evidence or above_noise(passages, best, noise_margin)
@@ -158,3 +175,27 @@ def _clears(value: float, floors: Sequence[float | None], margin: float | None) 
     """`value` reaches the highest of the floors sent + `margin` (False without a margin or a floor)."""
     sent = [floor for floor in floors if floor is not None]
     return margin is not None and bool(sent) and value >= max(sent) + margin
+
+
+_WORD = re.compile(r"\S+")
+_NAME = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")   # "Netflix", "YouTube", "Xbox"; not "RAM", not "iPhone"
+_EDGES = re.compile(r"^[\"'(\[“‘]+|(?:'s|’s)?[\"'),.?!:;\]”’]*$")
+
+
+def question_names(question: str) -> list[str]:
+    """The capitalized names of `question`: words after its first and after no sentence's end, each with a
+    lower-case letter after its capital (a name, not an acronym), quotes and a possessive 's stripped."""
+    words = _WORD.findall(question)
+    found = []
+    for i, word in enumerate(words):
+        bare = _EDGES.sub("", word)
+        if i and words[i - 1][-1:] not in ".?!:" and _NAME.fullmatch(bare):
+            found.append(bare)
+    return found
+
+
+def absent_names(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
+    """The names of `question` (`question_names`) that no passage's text or title holds as a whole word, case aside."""
+    said = " ".join(f"{p.text} {p.title}" for p in passages).lower()
+    return tuple(dict.fromkeys(name for name in question_names(question)
+                               if not re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", said)))

@@ -206,6 +206,8 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         stage.span.set_attribute("askdocs.gate.passed", decision.passed)
         if decision.score is not None:      # how far over (or under) the learned score's threshold
             stage.span.set_attribute("askdocs.gate.score", round(decision.score, 4))
+        if decision.absent:                 # names of the question no passage mentions (the name clause)
+            stage.span.set_attribute("askdocs.gate.absent_names", list(decision.absent))
     if stage.failure is not None:
         yield stage.failure
         return

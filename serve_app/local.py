@@ -52,7 +52,7 @@ class LocalPipeline:
 
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
         with tracing.replica_span(gate.SPAN, trace):
-            return gate.decide(passages, **self.settings.gate_rule())
+            return gate.decide(passages, **self.settings.gate_rule(), question=question)
 
     def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
         return accepted_first(traced_generate(self.engine, prompt, params, self.retry, trace))

@@ -190,6 +190,14 @@ class Settings(BaseSettings):
         "its passages' mean cosine reaches the noise floor - 0.004. Held out (40 manuals and the test halves): 20 of "
         "781 real questions refused against 32 with the clauses, 3,913 of 4,032 fresh off-topic ones against 3,968. "
         "null = those clauses."))
+    gate_name_margin: float | None = Field(2.0, ge=0.0, le=50.0, description=(
+        "Where the learned score decides: the score a question needs when it names something none of its "
+        "passages mentions (a capitalized name such as \"Netflix\" or \"Garmin Forerunner\" that no passage "
+        "holds; deployments/gate_rule.py), instead of 0; 2 means its passages' mean cosine must clear the noise "
+        "floor by ~0.07. Chosen on dev data (benchmarks/gate_names.py, results/gate_names.md: the PostgreSQL and "
+        "Python dev halves, cMCP and stop 53's FRR, FFmpeg, Cockpit and Cinder): off-topic questions let through "
+        "43 -> 20 of 1,094, real ones refused 0 -> 0 of 234; held out (the test halves and seven manuals): 25 -> 12 "
+        "of 1,396 and 1 -> 1 of 230. null = off."))
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(
@@ -293,7 +301,8 @@ class Settings(BaseSettings):
         """The Gate's settings as deployments.gate_rule.decide takes them."""
         return {"min_cosine": self.gate_min_cosine, "coverage_weight": self.gate_coverage_weight,
                 "min_evidence": self.gate_min_evidence, "noise_margin": self.gate_noise_margin,
-                "sentence_margin": self.gate_sentence_margin, "score_weights": self.gate_score_weights}
+                "sentence_margin": self.gate_sentence_margin, "score_weights": self.gate_score_weights,
+                "name_margin": self.gate_name_margin}
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(retries=self.first_token_retries, backoff_s=self.retry_backoff_s)

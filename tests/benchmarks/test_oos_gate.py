@@ -24,7 +24,7 @@ def test_the_benchmark_decides_as_the_gate_on_every_small_case() -> None:
 def test_the_shipped_settings_are_read_from_the_settings_defaults() -> None:
     shipped = shipped_gate()
     assert set(shipped) == {"min_cosine", "coverage_weight", "min_evidence", "noise_margin", "sentence_margin",
-                            "score_weights"}
+                            "score_weights", "name_margin"}
     assert isinstance(shipped["min_cosine"], float)
     assert gate_passes([(0.46, 0.0, 0.3, None, None)], **shipped) and not gate_passes([(0.46, 0.0, None, None, None)],
                                                                                        **shipped)
@@ -34,3 +34,10 @@ def test_the_shipped_settings_are_read_from_the_settings_defaults() -> None:
     clauses = {**shipped, "score_weights": None}
     assert gate_passes([(0.35, 0.0, 0.3, 0.5, 0.35)], **clauses)         # the best sentence clears its floor
     assert not gate_passes([(0.35, 0.0, 0.3, 0.42, 0.35)], **clauses)
+
+
+def test_the_benchmark_replays_the_name_clause_from_the_recorded_names() -> None:
+    shipped = shipped_gate()
+    weak = [(0.35, 0.0, 0.3), (0.30, 0.0, 0.3)]            # mean 0.325: score 0.77, under the name margin (2)
+    assert gate_passes(weak, (), **shipped) and not gate_passes(weak, ("Netflix",), **shipped)
+    assert gate_passes(weak, ("Netflix",), **{**shipped, "name_margin": None})

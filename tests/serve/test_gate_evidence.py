@@ -93,7 +93,8 @@ def test_the_shipped_settings_are_the_rule_chosen_on_the_dev_halves():
     assert (s.gate_min_cosine, s.gate_coverage_weight, s.gate_min_evidence) == (0.29, 0.65, 0.68)
     assert (s.gate_noise_margin, s.gate_sentence_margin) == (0.15, 0.08)
     assert s.gate_rule() == {"min_cosine": 0.29, "coverage_weight": 0.65, "min_evidence": 0.68,
-                             "noise_margin": 0.15, "sentence_margin": 0.08, "score_weights": s.gate_score_weights}
+                             "noise_margin": 0.15, "sentence_margin": 0.08, "score_weights": s.gate_score_weights,
+                             "name_margin": 2.0}
 
 
 def test_the_deployment_module_decides_with_the_same_rule():

@@ -1,0 +1,126 @@
+"""The Gate's name clause (stop 53): a question naming something none of its passages mentions needs a learned
+score of `gate_name_margin`, not 0 (deployments/gate_rule.py). Chosen on dev data, reported held out.
+
+    .venv/bin/python benchmarks/gate_names.py --dev frr=/tmp/frr.db ... --held pika=/tmp/pika.db ...
+
+Sets: the PostgreSQL and Python halves (var/oos, `make corpora`; dev halves as dev, test halves held out), the cMCP
+dev eval (var/eval.db, `python -m evals.build_index`; dev) and the manuals of benchmarks/oos/unseen/questions.jsonl
+given as NAME=DB (the collection is NAME). Each real question of a set is asked, and its off-topic ones: for the
+halves their off_topic.jsonl, for cMCP its off_topic cases, for a manual the 8 everyday questions of
+questions.jsonl; on every set also the fresh off-topic questions of off_topic_fresh*.jsonl (never fitted on). Each
+question is searched as the Retriever does (the passages ranking, the first GATE_PASSAGES chunks, whole: the Gate
+sees them unclipped) with its collection's floors, and decided by deployments.gate_rule.decide with the shipped
+settings and the name margin at each value of MARGINS (None: the clause off, as before stop 53). Dev and held-out
+totals per margin; the shipped margin is the Settings default. Writes benchmarks/results/gate_names.{json,md}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.docindex_common import machine, write_results  # noqa: E402
+from benchmarks.gate_noise_floor import _commit  # noqa: E402
+from benchmarks.oos.questions import fresh_off_topic, off_topic, questions  # noqa: E402
+from deployments.gate_rule import GATE_PASSAGES, absent_names, decide  # noqa: E402
+from deployments.passage import Passage  # noqa: E402
+from docindex.index import Index  # noqa: E402
+from docindex.noise_floor import collection_floors  # noqa: E402
+from docindex.ranking import RANKINGS  # noqa: E402
+from evals.cases import load_cases  # noqa: E402
+from serve_app.settings import Settings  # noqa: E402
+
+MARGINS = (None, 1.0, 2.0, 3.0, 4.0)
+UNSEEN = REPO / "benchmarks/oos/unseen/questions.jsonl"
+
+
+def asked(db: str, collection: str, items: list[tuple[str, str]]) -> list[dict]:
+    """Per (kind, question): the passages' learned score and the names no passage mentions."""
+    index = Index(db, ranking=RANKINGS["passages"])
+    floors = collection_floors(index, collection)
+    rule = {**Settings().gate_rule(), "name_margin": None}
+    out = []
+    for kind, question in items:
+        found = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, coverage=h.coverage,
+                         noise_floor=floors.cosine, sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence)
+                 for h in index.search(question, GATE_PASSAGES, collection, sentences=True)]
+        decision = decide(found, **rule)
+        out.append({"kind": kind, "q": question, "passed": decision.passed, "score": decision.score,
+                    "absent": list(absent_names(question, found))})
+    return out
+
+
+def passes(row: dict, margin: float | None) -> bool:
+    """The decision with name margin `margin`, replayed from the clause-free one (decide's own arithmetic)."""
+    if not row["passed"] or margin is None or not row["absent"] or row["score"] is None:
+        return bool(row["passed"])
+    return bool(row["score"] >= max(0.0, margin))
+
+
+def tally(rows: list[dict], margin: float | None) -> dict:
+    real = [r for r in rows if r["kind"] == "real"]
+    off = [r for r in rows if r["kind"] != "real"]
+    return {"real": len(real), "wrong": sum(not passes(r, margin) for r in real),
+            "off_topic": len(off), "off_topic_passed": sum(passes(r, margin) for r in off)}
+
+
+def sets(dev_manuals: list[str], held_manuals: list[str]) -> dict[str, tuple[str, list[dict]]]:
+    fresh = [("fresh", q) for qs in fresh_off_topic().values() for q in qs]
+    unseen = [json.loads(line) for line in UNSEEN.read_text().splitlines() if line]
+    everyday = [("off", r["q"]) for r in unseen if r["c"] == "off"]
+    out: dict[str, tuple[str, list[dict]]] = {}
+    for corpus in ("postgresql", "python"):
+        for split in ("dev", "test"):
+            items = ([("real", q["question"]) for q in questions(corpus, split)]
+                     + [("off", q["question"]) for q in off_topic(corpus, split)] + fresh)
+            out[f"{corpus} {split}"] = ("dev" if split == "dev" else "held", asked(
+                str(REPO / f"var/oos/{corpus}.db"), corpus, items))
+    cases = [("real" if c.kind in ("factual", "two_source") else "off", c.question) for c in load_cases()
+             if c.kind != "unanswerable"]
+    out["cmcp"] = ("dev", asked(str(REPO / "var/eval.db"), "cmcp", cases + fresh))
+    for part, manuals in (("dev", dev_manuals), ("held", held_manuals)):
+        for spec in manuals:
+            name, db = spec.split("=", 1)
+            items = [("real", r["q"]) for r in unseen if r["c"] == name] + everyday + fresh
+            out[name] = (part, asked(db, name, items))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dev", action="append", default=[], metavar="NAME=DB", help="a dev manual")
+    parser.add_argument("--held", action="append", default=[], metavar="NAME=DB", help="a held-out manual")
+    args = parser.parse_args()
+    shipped = Settings().gate_name_margin
+    data = sets(args.dev, args.held)
+    by_set = {name: {"part": part, **{str(m): tally(rows, m) for m in MARGINS}} for name, (part, rows) in data.items()}
+    totals = {part: {str(m): tally([r for p, rows in data.values() if p == part for r in rows], m) for m in MARGINS}
+              for part in ("dev", "held")}
+    named = {name: [{"kind": r["kind"], "q": r["q"], "score": round(r["score"], 3), "absent": r["absent"]}
+                    for r in rows if r["absent"] and r["passed"]] for name, (_, rows) in data.items()}
+    payload = {"machine": machine(), "commit": _commit(), "shipped_margin": shipped, "margins": list(MARGINS),
+               "totals": totals, "sets": by_set, "passing_questions_with_absent_names": named}
+    lines = ["# The Gate's name clause: a question naming what no passage mentions needs a higher score", "",
+             f"`benchmarks/gate_names.py` at {payload['commit']} on a {payload['machine']['machine']} "
+             f"({payload['machine']['date']}, load {payload['machine']['load_avg_1m_at_start']}); shipped `gate_name_margin` = {shipped}. Each cell: real "
+             "questions wrongly refused / asked; off-topic questions let through / asked.", "",
+             "| sets | " + " | ".join("clause off" if m is None else f"margin {m:g}" for m in MARGINS) + " |",
+             "|---|" + "---|" * len(MARGINS)]
+    for label, cells in [(f"**{p}** (all)", totals[p]) for p in ("dev", "held")] + \
+                        [(f"{n} ({s['part']})", s) for n, s in by_set.items()]:
+        lines.append(f"| {label} | " + " | ".join(
+            f"{cells[str(m)]['wrong']}/{cells[str(m)]['real']}; {cells[str(m)]['off_topic_passed']}/"
+            f"{cells[str(m)]['off_topic']}" for m in MARGINS) + " |")
+    lines += ["", "Real questions the clause-free Gate passes that name something no passage mentions (score: the "
+              "learned score; they pass with the clause while it is at least the margin):", ""]
+    lines += [f"- {name}: {r['score']} {r['absent']} {r['q']}" for name, rows in named.items()
+              for r in sorted(rows, key=lambda r: r["score"]) if r["kind"] == "real"]
+    write_results("gate_names", payload, "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
