@@ -100,3 +100,16 @@ def test_the_shipped_settings_are_the_rule_chosen_on_the_dev_halves():
 def test_the_deployment_module_decides_with_the_same_rule():
     from deployments import gate
     assert gate.decide is decide
+
+
+def test_the_deployment_gives_the_rule_the_question_for_the_name_clause():
+    import asyncio
+
+    from deployments import gate
+    rule = Settings(_env_file=None).gate_rule()
+    replica = gate.Gate.func_or_class(rule)
+    audio = [Passage(source="f.html", text="Mix several audio streams so they play together.", cosine=c,
+                     coverage=0.2, noise_floor=0.30) for c in (0.37, 0.34, 0.32, 0.31)]
+    named = asyncio.run(replica.decide("How do I group two Sonos speakers so they play the same song?", audio))
+    plain = asyncio.run(replica.decide("How do I make several audio streams play together?", audio))
+    assert (named.passed, named.absent, plain.passed) == (False, ("Sonos",), True)
