@@ -60,14 +60,14 @@ def shipped_gate() -> dict[str, float | None]:
 
 def gate_passes(passages: list[tuple], absent: Sequence[str] = (), **rule: float | None) -> bool:
     """deployments.gate_rule.decide (the Gate's rule, Ray-free) over (cosine, coverage[, noise floor[, sentence
-    cosine, sentence floor]]) tuples (what a tuple leaves out: not sent); `absent`: the question's names no passage
-    mentions, as recorded (`run_ours`), replayed as a question naming them over passages without text."""
+    cosine, sentence floor]]) tuples (what a tuple leaves out: not sent); `absent`: the question's names
+    its collection never uses, as recorded (`run_ours`), replayed as a question naming them."""
     from deployments.gate_rule import decide
     from deployments.passage import Passage
 
     full = [(*p, None, None, None)[:5] for p in passages]
     return decide([Passage(source="", text="", cosine=c, coverage=v, noise_floor=f, sentence_cosine=sc,
-                           sentence_floor=sf) for c, v, f, sc, sf in full], **rule,
+                           sentence_floor=sf, unknown_terms=tuple(absent)) for c, v, f, sc, sf in full], **rule,
                   question=" ".join(["Q", *absent])).passed
 
 
@@ -84,8 +84,8 @@ def run_ours(index, question: str, collection: str, ranking=None) -> dict:
     return {"ms": elapsed, "chunk_ids": [h.chunk_id for h in hits], "sources": [h.source for h in hits],
             "gate_passages": [(h.cosine, h.coverage, floors.cosine if ranking is not None else None,
                                h.sentence_cosine, floors.sentence) for h in model],
-            "gate_absent": list(absent_names(question, [Passage(h.source, h.text, h.cosine, title=h.title)
-                                                        for h in model])),
+            "gate_absent": list(absent_names(question, [Passage(h.source, h.text, h.cosine,
+                                                                unknown_terms=h.unknown_terms) for h in model])),
             "best_cosine": max((h.cosine for h in model), default=None),
             "best_coverage": max((h.coverage for h in model), default=None),
             "best_fusion": max((h.fusion for h in model), default=None)}

@@ -198,7 +198,8 @@ def main() -> None:
         """The 4 passages the Gate and the engine get, and the Gate's decision."""
         hits = passages.search(question, GATE_PASSAGES, args.collection, sentences=True)
         found = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, coverage=h.coverage,
-                         noise_floor=floors.cosine, sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence)
+                         noise_floor=floors.cosine, sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence,
+                         unknown_terms=h.unknown_terms)
                  for h in hits]
         given = list(build_prompt(question, found, PromptLimits(GATE_PASSAGES, 900)).passages)
         return given, decide(found, **rule, question=question).passed    # the Gate sees them whole, as served

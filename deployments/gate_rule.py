@@ -48,15 +48,14 @@ clauses, 119 of 4,032 fresh off-topic ones let through against 64. The mean is o
 given: the first GATE_PASSAGES retrieved, whatever the request's k. Passages without a floor or coverage (an
 older or foreign MCP server): the clauses above.
 
-With `name_margin` set (stop 53), a question that names something none of its passages mentions (a capitalized
-name after its first word, with a lower-case letter, that no passage's text or title holds: "Netflix", "Garmin
-Forerunner", "Sonos") must score `name_margin` or more, not 0: "How do I group two Sonos speakers so they play the
-same song?" meets an audio manual (FFmpeg's) about as well as a real question does, but its subject is not there.
-Names are matched whole, case aside; acronyms ("RAM", "UHD") and the first word are no names. Chosen on dev data
-(benchmarks/gate_names.py, results/gate_names.md): a real question that names something its passages lack is rare
-(5 of 234) and scored 6.2 or more, while half the off-topic questions that passed (43 of 1,094) named a product
-the manual never mentions and scored under 2: off-topic passes 43 -> 20, real questions refused 0 -> 0; held out
-25 -> 12 of 1,396 and 1 -> 1 of 230.
+With `name_margin` set (stop 53), a question that names something its collection never mentions (a capitalized
+name after its first word, with a lower-case letter, that docindex lists among the question's words no chunk of
+the collection holds: each passage's `unknown_terms`) must score `name_margin` or more, not 0: "How do I group two
+Sonos speakers so they play the same song?" meets an audio manual (FFmpeg's) about as well as a real question
+does, but its subject is nowhere in it. Acronyms, plural too ("RAM", "URLs"), and the first word are no names;
+passages that carry no `unknown_terms` (an older or foreign MCP server) weigh no names. Chosen on dev data
+(benchmarks/gate_names.py, results/gate_names.md): the largest margin that refuses no more real questions there
+(1: the passages' mean cosine ~0.03 further over the noise floor).
 
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
@@ -116,7 +115,7 @@ def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: f
            name_margin: float | None = None, question: str = "") -> GateDecision:
     """Pass when the best cosine reaches `min_cosine` and, with `score_weights` set and the passages
     carrying a noise floor and coverage, the learned score is >= 0 (>= `name_margin` where `question` names
-    something no passage mentions); otherwise, with both
+    something its collection never mentions); otherwise, with both
     `coverage_weight` and `min_evidence` set, the evidence (module docstring) reaches `min_evidence` or,
     with `noise_margin` set, the best cosine reaches the passages' noise floor + `noise_margin`, or, with
     `sentence_margin` set, their best sentence's cosine reaches the sentence floor + `sentence_margin`."""
@@ -179,23 +178,25 @@ def _clears(value: float, floors: Sequence[float | None], margin: float | None) 
 
 _WORD = re.compile(r"\S+")
 _NAME = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")   # "Netflix", "YouTube", "Xbox"; not "RAM", not "iPhone"
+_ACRONYM_PLURAL = re.compile(r"[A-Z0-9]{2,}s")                # "URLs", "VMs", "APIs"
 _EDGES = re.compile(r"^[\"'(\[“‘]+|(?:'s|’s)?[\"'),.?!:;\]”’]*$")
 
 
 def question_names(question: str) -> list[str]:
     """The capitalized names of `question`: words after its first and after no sentence's end, each with a
-    lower-case letter after its capital (a name, not an acronym), quotes and a possessive 's stripped."""
+    lower-case letter after its capital (a name, not an acronym or an acronym's plural), quotes and a possessive
+    's stripped."""
     words = _WORD.findall(question)
     found = []
     for i, word in enumerate(words):
         bare = _EDGES.sub("", word)
-        if i and words[i - 1][-1:] not in ".?!:" and _NAME.fullmatch(bare):
+        if i and words[i - 1][-1:] not in ".?!:" and _NAME.fullmatch(bare) and not _ACRONYM_PLURAL.fullmatch(bare):
             found.append(bare)
     return found
 
 
 def absent_names(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
-    """The names of `question` (`question_names`) that no passage's text or title holds as a whole word, case aside."""
-    said = " ".join(f"{p.text} {p.title}" for p in passages).lower()
-    return tuple(dict.fromkeys(name for name in question_names(question)
-                               if not re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", said)))
+    """The names of `question` (`question_names`) its collection never uses: among the words docindex sent as no
+    chunk's (`Passage.unknown_terms`), case aside; () where no passage carries them."""
+    unknown = {t.lower() for p in passages if p.unknown_terms for t in p.unknown_terms}
+    return tuple(dict.fromkeys(name for name in question_names(question) if name.lower() in unknown))

@@ -63,6 +63,8 @@ def _passage_from_dict(d: dict[str, Any]) -> Passage:
         noise_floor=_number(d.get("noise_floor")),
         sentence_cosine=_number(d.get("sentence_cosine")),
         sentence_floor=_number(d.get("sentence_floor")),
+        unknown_terms=tuple(t for t in d["unknown_terms"] if isinstance(t, str))
+        if isinstance(d.get("unknown_terms"), list) else None,
     )
 
 

@@ -26,6 +26,7 @@ class Passage:
     noise_floor: float | None = None    # 3rd best cosine everyday questions reach in its collection; None: not sent
     sentence_cosine: float | None = None    # cosine of its best quotable sentence; None: not sent
     sentence_floor: float | None = None     # the 3rd best of that for everyday questions there; None: not sent
+    unknown_terms: tuple[str, ...] | None = None   # the question's words its collection never uses; None: not sent
     # The chunk's quotable sentences' vectors as the index stored them (docindex/quotable.py:
     # pack), for the extractive engine; None: not sent. Never shown to a client.
     quote_vectors: bytes | None = field(default=None, repr=False, compare=False)

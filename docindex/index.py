@@ -150,6 +150,7 @@ class Index:
                 embedding, lambda vector: self._dense_ids(snapshot, collection, start, end, vector, ranking.candidates),
                 len(snapshot.ids))
             phrases = self._tokenizer.tokens(self._conn, terms) if mode != "dense" else []
+            unknown = tuple(terms[i] for i in snapshot.lexical.unseen(phrases, start, end))   # in no chunk of it
             phrase_scores = functools.cache(lambda i: self._phrase_scores(terms[i], snapshot, "chunks_fts", phrases[i]))
             if mode != "dense":
                 rows, values = snapshot.lexical.scores(phrases, start, end, ranking.candidates, phrase_scores)
@@ -215,7 +216,7 @@ class Index:
                             fields_bm25=fields.get(item.chunk_id, 0.0), doc_bm25=doc_bm25.get(doc_id, 0.0),
                             doc_score=item.doc_score, score=item.score, coverage=covered,
                             doc_cosine=doc_cosine.get(doc_id, 0.0), url=url, copy_of=item.copy_of,
-                            release_notes=doc_id in demoted,
+                            release_notes=doc_id in demoted, unknown_terms=unknown,
                             sentence_cosine=quote_blobs.best_cosine(quotes[item.chunk_id], query_vector)
                             if item.chunk_id in quotes else None))
         if timings is not None:

@@ -131,6 +131,19 @@ class Lexical:
         a, b = self.offsets[t], self.offsets[t + 1]
         return self.rows[a:b], self.tf[a:b]
 
+    def unseen(self, phrases: list[tuple[str, ...]], start: int, end: int) -> list[int]:
+        """Indexes of the phrases with a token no row start..end (one collection's) holds: words the collection
+        never uses. The Gate weighs a question that names one (deployments/gate_rule.py)."""
+        out = []
+        for i, phrase in enumerate(phrases):
+            for token in phrase:
+                rows, _ = self.postings(token)
+                at = int(np.searchsorted(rows, start))
+                if at == len(rows) or rows[at] >= end:
+                    out.append(i)
+                    break
+        return out
+
     def impacts_of(self, token: str, lo: int, hi: int, tf: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The BM25 contributions of `token`'s postings lo..hi (their `tf` and `rows` given): read from the
         search files where they were written with them (`impacts`), else computed; the same float64 values."""

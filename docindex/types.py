@@ -32,6 +32,7 @@ class Hit:
     sentence_floor: float | None = None     # the same 3rd best for everyday questions' best sentences (noise_floor.py)
     copy_of: int | None = None  # it ranks in the place of this chunk, a long document's copy of it (duplicates.py)
     release_notes: bool = False  # its page reads as release notes and the ranking scaled it (release_notes.py)
+    unknown_terms: tuple[str, ...] = ()  # the query's words its collection never uses (the same for every hit)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -41,6 +42,7 @@ class Hit:
                 del d[name]                 # copy_of: only for a page found through a whole-manual copy
         if not self.release_notes:
             del d["release_notes"]          # only where the ranking scaled a release-notes page down
+        d["unknown_terms"] = list(self.unknown_terms)
         return d
 
 

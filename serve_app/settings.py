@@ -190,14 +190,14 @@ class Settings(BaseSettings):
         "its passages' mean cosine reaches the noise floor - 0.004. Held out (40 manuals and the test halves): 20 of "
         "781 real questions refused against 32 with the clauses, 3,913 of 4,032 fresh off-topic ones against 3,968. "
         "null = those clauses."))
-    gate_name_margin: float | None = Field(2.0, ge=0.0, le=50.0, description=(
-        "Where the learned score decides: the score a question needs when it names something none of its "
-        "passages mentions (a capitalized name such as \"Netflix\" or \"Garmin Forerunner\" that no passage "
-        "holds; deployments/gate_rule.py), instead of 0; 2 means its passages' mean cosine must clear the noise "
-        "floor by ~0.07. Chosen on dev data (benchmarks/gate_names.py, results/gate_names.md: the PostgreSQL and "
-        "Python dev halves, cMCP and stop 53's FRR, FFmpeg, Cockpit and Cinder): off-topic questions let through "
-        "43 -> 20 of 1,094, real ones refused 0 -> 0 of 234; held out (the test halves and seven manuals): 25 -> 12 "
-        "of 1,396 and 1 -> 1 of 230. null = off."))
+    gate_name_margin: float | None = Field(1.0, ge=0.0, le=50.0, description=(
+        "Where the learned score decides: the score a question needs when it names something its collection never "
+        "mentions (a capitalized name such as \"Sonos\" or \"Garmin\" among the question's words no chunk holds, "
+        "as docindex sends them; deployments/gate_rule.py), instead of 0: its passages' mean cosine must then clear "
+        "the noise floor by ~0.03 more. Chosen on dev data by benchmarks/gate_names.py (results/gate_names.md: the "
+        "largest margin that refuses no more real dev questions; the dev halves, cMCP and 26 manuals): off-topic "
+        "questions let through 84 -> 61 of 4,438, real ones refused 6 -> 6 of 578; held out (the test halves and "
+        "seven manuals): 25 -> 17 of 1,396 and 1 -> 1 of 230. null = off."))
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(

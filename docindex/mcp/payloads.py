@@ -43,6 +43,7 @@ def passage_dict(hit: Hit) -> dict[str, Any]:
         "sentence_cosine": hit.sentence_cosine,     # its best quotable sentence's cosine; None without quote vectors
         "sentence_floor": hit.sentence_floor,       # what everyday questions' best sentences reach there
         "copy_of": hit.copy_of,     # the long document's chunk whose place (and scores) it took, else None
+        "unknown_terms": list(hit.unknown_terms),   # the query's words its collection never uses (the Gate's names)
         "release_notes": hit.release_notes,     # a release-notes page the ranking scaled down (release_notes.py)
     }
 

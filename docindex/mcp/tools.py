@@ -325,7 +325,7 @@ def build_tools(service: IndexService) -> list[Tool]:
             "questions reach in the collection; sentence_cosine: its best quotable sentence's cosine, and "
             "sentence_floor: the same third best over everyday questions' best sentences, null without quote "
             "vectors; copy_of: the chunk id of a whole-manual page's copy whose place and scores it took, else "
-            "null).")),
+            "null; unknown_terms: the query's words no chunk of the collection holds).")),
         schema_tool(query_knowledge_hub, QUERY_KNOWLEDGE_HUB_SCHEMA, name="query_knowledge_hub", description=(
             "Search the knowledge hub (MCP Knowledge Service arguments): up to top_k passages, "
             "structured as results [{doc_id, chunk_id, title, content, source, anchor, collection, score, "

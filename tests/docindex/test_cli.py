@@ -51,7 +51,7 @@ def test_search_prints_ranked_hits_and_json(cmcp_index):
     hits = json.loads(result.output)
     assert len(hits) == 3 and {"source", "anchor", "title", "text", "cosine", "bm25", "fusion", "chunk_id",
                                "collection", "heading_path", "doc_id", "score", "fields_bm25", "doc_score",
-                               "doc_bm25", "coverage", "doc_cosine", "url"} == set(hits[0])
+                               "doc_bm25", "coverage", "doc_cosine", "url", "unknown_terms"} == set(hits[0])
 
 
 def test_search_ranks_pages_by_default_and_passages_on_request(cmcp_index):

@@ -79,6 +79,19 @@ def test_coverage_is_the_idf_weighted_share_of_query_words_in_the_chunk(small_in
     assert small_index.search("jupiter moons", k=1)[0].coverage == 0.0
 
 
+def test_a_hit_lists_the_query_words_its_collection_never_uses(tmp_path, fake_embedder):
+    root = write_files(tmp_path / "a", {"a.md": "# Audio\n\nMix several audio streams so they play together.\n"})
+    other = write_files(tmp_path / "b", {"b.md": "# Speakers\n\nYou can group two Sonos speakers in their app.\n"})
+    db = tmp_path / "index.db"
+    ingest([root], db, "audio", embedder=fake_embedder)
+    ingest([other], db, "home", embedder=fake_embedder)
+    with Index(db, embedder=fake_embedder) as index:
+        hits = index.search("How do I group two Sonos speakers?", k=2, collection="audio")
+        assert hits and all(h.unknown_terms == ("group", "two", "sonos", "speakers") for h in hits)   # words, lower case
+        assert index.search("group Sonos speakers", k=1, collection="home")[0].unknown_terms == ()
+        assert index.search("Sonos audio", k=1)[0].unknown_terms == ()      # every collection: one holds it
+
+
 def test_the_page_ranking_puts_a_page_with_several_good_chunks_above_one_lucky_chunk():
     from docindex.ranking import DOCUMENT_RANKING, rank
 

@@ -90,8 +90,10 @@ async def test_crag_search_returns_one_crag_formatted_item_per_passage(small_ind
     assert "E_QUOKKA_EXPIRED" in passages[0]["text"] or "quokka license key" in passages[0]["text"]
     assert set(passages[0]) == {"source", "anchor", "title", "text", "cosine", "bm25", "fusion", "score", "fields_bm25",
                                 "doc_bm25", "doc_score", "coverage", "doc_cosine", "chunk_id", "collection", "url",
-                                "noise_floor", "sentence_cosine", "sentence_floor", "copy_of", "release_notes"}
+                                "noise_floor", "sentence_cosine", "sentence_floor", "copy_of", "release_notes",
+                                "unknown_terms"}
     assert 0.0 <= passages[0]["coverage"] <= 1.0      # why it ranked: the query words it holds (issue 13 item 6)
+    assert passages[0]["unknown_terms"] == []      # every word of the query is somewhere in the collection
     floors = {p["noise_floor"] for p in passages}     # what everyday questions reach here (noise_floor.py)
     assert len(floors) == 1 and -1.0 <= floors.pop() < 1.0
     # and over sentences: ingest stored quote vectors, so the Gate's sentence clause has both sides

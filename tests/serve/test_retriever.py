@@ -46,6 +46,8 @@ def test_a_structured_passage_keeps_its_coverage_and_its_collections_noise_floor
     assert (sentenced.sentence_cosine, sentenced.sentence_floor) == (0.52, 0.35)
     odd = _passage_from_dict({**sent, "sentence_cosine": True, "sentence_floor": "0.35"})    # not numbers: not sent
     assert (odd.sentence_cosine, odd.sentence_floor) == (None, None)
+    assert older.unknown_terms is None and _passage_from_dict({**sent, "unknown_terms": ["sonos", 3]}).unknown_terms \
+        == ("sonos",)       # the question's words the collection never uses (the Gate's name clause)
 
 
 @on_session_loop
