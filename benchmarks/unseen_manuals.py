@@ -104,6 +104,19 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/cockpit/guide --db /tmp/cockpit.db --collection cockpit
     docindex ingest /usr/share/doc/cinder-doc/html --db /tmp/cinder.db --collection cinder
     docindex ingest /usr/share/doc/python-sklearn-doc/html --db /tmp/sklearn.db --collection sklearn
+    # stop 51's manuals (as stop 53 ingested them again): apt-get install python-bottle-doc python-werkzeug-doc
+    #   python-requests-doc python-pexpect-doc python-cffi-doc python-markdown-doc python-simpy3-doc python-lmfit-doc
+    #   python-tornado-doc python-pil-doc
+    docindex ingest /usr/share/doc/python-bottle-doc/html --db /tmp/bottle.db --collection bottle
+    docindex ingest /usr/share/doc/python-werkzeug-doc/html --db /tmp/werkzeug.db --collection werkzeug
+    docindex ingest /usr/share/doc/python-requests-doc/html --db /tmp/requests.db --collection requests
+    docindex ingest /usr/share/doc/python-pexpect-doc/html --db /tmp/pexpect.db --collection pexpect
+    docindex ingest /usr/share/doc/python-cffi-doc/html --db /tmp/cffi.db --collection cffi
+    docindex ingest /usr/share/doc/python-markdown-doc --db /tmp/markdown.db --collection markdown
+    docindex ingest /usr/share/doc/python-simpy3-doc/html --db /tmp/simpy.db --collection simpy
+    docindex ingest /usr/share/doc/python3-lmfit/html --db /tmp/lmfit.db --collection lmfit
+    docindex ingest /usr/share/doc/python-tornado-doc/html --db /tmp/tornado.db --collection tornado
+    docindex ingest /usr/share/doc/python-pil-doc/html --db /tmp/pillow.db --collection pillow
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
