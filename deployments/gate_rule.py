@@ -79,7 +79,7 @@ class GateRule(TypedDict):
     noise_margin: float | None
     sentence_margin: float | None
     score_weights: tuple[float, ...] | None     # bias, then one weight per FEATURES entry
-    name_margin: float | None                   # the score a question naming what no passage mentions needs
+    name_margin: float | None                   # the score a question naming what its collection lacks needs
 
 
 GATE_PASSAGES = 4
@@ -98,7 +98,7 @@ class GateDecision:
     passed: bool
     best_cosine: float | None   # None when nothing was retrieved
     score: float | None = None  # the learned score where it decided (>= 0 passes); None: the clauses did
-    absent: tuple[str, ...] = ()  # names of the question no passage mentions (`absent_names`), where weighed
+    absent: tuple[str, ...] = ()  # names of the question its collection never uses (`absent_names`), where weighed
 
 
 def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | None:
