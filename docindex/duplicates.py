@@ -32,6 +32,17 @@ times smaller, that page's chunk takes its place (stop 44: Buildbot's full.html,
 one page, ranked first for "…prints nothing for half an hour… and Buildbot kills it" while the page that
 answers, shell_command.html, was not in the first 10). A document whose first chunk looked up copies
 nothing is not looked up again while the index is unchanged; at most MAX_LOOKUPS lookups a search.
+
+Stop 53: a document under AGGREGATE_RATIO times a page's size can still hold it with others. FFmpeg's manual ships
+ffmpeg-all.html, ffplay-all.html and ffprobe-all.html (2,231, 1,725 and 1,742 chunks), each holding
+ffmpeg-filters.html (1,224) and a few smaller pages, and the loudnorm filter's passage ranked first on ffplay-all.html,
+third on ffmpeg-all.html, the filters page between them. So where two copies' documents are under the ratio, the
+larger is asked whether it `holds` pages: HOLD_SAMPLES of its chunks, spread over it, are looked up as `twin_of` looks
+up a chunk (nearest chunks, the cosine, the words), among documents smaller than it; it holds pages when their copies
+are on HOLD_PAGES or more different documents. A page that shares a paragraph with one other page (PostgreSQL's
+CREATE INDEX and REINDEX) holds none. Only a document twin_of would look up is asked (AGGREGATE_MIN_CHUNKS and
+AGGREGATE_SHARE of the collection: at a million chunks, none), at most HOLD_LOOKUPS a search; the answer is kept on the
+snapshot.
 """
 from __future__ import annotations
 
@@ -54,6 +65,9 @@ AGGREGATE_SHARE = 0.05      # … and so much of its collection: the Rust book's
 #                             Buildbot's full.html 51 %, NUT's one-page FAQ.html 6.5 %; a long chapter too (Kea's
 #                             longest, 22 %), looked up once; a replicated changelog at a million chunks never
 MAX_LOOKUPS = 8             # twin lookups a search (each one dense search)
+HOLD_SAMPLES = 6            # a document's chunks looked up to tell whether it holds pages (stop 53)
+HOLD_PAGES = 2              # … and the different smaller documents their copies must be on
+HOLD_LOOKUPS = 2            # documents asked `holds` a search (HOLD_SAMPLES dense searches each, once per index)
 _WORD = re.compile(r"\w+")
 
 
@@ -78,13 +92,15 @@ Twins = Callable[[int, int], "tuple[int, int] | None"]
 
 def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: Callable[[int], int],
              texts: Callable[[list[int]], dict[int, str]], per_doc: int = 0,
-             vectors: Callable[[list[int]], np.ndarray] | None = None, twin_of: Twins | None = None) -> list[int]:
+             vectors: Callable[[list[int]], np.ndarray] | None = None, twin_of: Twins | None = None,
+             holds: Callable[[int], bool] | None = None) -> list[int]:
     """`ranked` (chunk ids, best first) with cross-document copies moved after the first k distinct
     chunks (module docstring). `per_doc` > 0 is the page ranking (one chunk per page first): a page's
     copy takes its manual's place only while the page has fewer than `per_doc` chunks kept.
     `vectors` (unit rows): only pairs at cosine >= NEAR are compared by their words, and only their
     texts are read: most searches have none and read nothing. `twin_of`: a long document's chunk
-    gives its place to the page it copies (module docstring); `doc_of` learns the pages it brings."""
+    gives its place to the page it copies (module docstring); `doc_of` learns the pages it brings. `holds`: whether a
+    document holds pages though under AGGREGATE_RATIO times a copy's (module docstring)."""
     window = list(ranked[: k * WINDOW + WINDOW])
     own = _own_pages(window, k, doc_of, doc_sizes, twin_of) if twin_of is not None else {}
     if own:                 # each page's chunk in the place of the copy, once; the copies after the rest
@@ -111,13 +127,16 @@ def distinct(ranked: Sequence[int], k: int, doc_of: dict[int, int], doc_sizes: C
             kept.append(chunk_id)
             continue
         theirs = doc_of[twin]
-        if doc_sizes(mine) * AGGREGATE_RATIO <= doc_sizes(theirs):
+        mine_size, theirs_size = doc_sizes(mine), doc_sizes(theirs)
+        if mine_size * AGGREGATE_RATIO <= theirs_size or \
+                holds is not None and mine_size < theirs_size and holds(theirs):
             if per_doc <= 0 or sum(doc_of[c] == mine for c in kept) < per_doc:
                 kept[kept.index(twin)] = chunk_id   # the page takes the place of the manual holding it
                 moved.append(twin)
             else:
                 moved.append(chunk_id)
-        elif per_doc <= 0 or doc_sizes(theirs) * AGGREGATE_RATIO <= doc_sizes(mine):
+        elif per_doc <= 0 or theirs_size * AGGREGATE_RATIO <= mine_size or \
+                holds is not None and theirs_size < mine_size and holds(mine):
             moved.append(chunk_id)                  # passages: once is enough; pages: not the manual again
         else:
             kept.append(chunk_id)                   # two pages of their own that share a paragraph
@@ -151,38 +170,62 @@ def _own_pages(window: list[int], k: int, doc_of: dict[int, int], doc_sizes: Cal
 
 
 def twin_finder(snapshot: Snapshot, nearest: Callable[[np.ndarray], np.ndarray],
-                texts: Callable[[list[int]], dict[int, str]], searched: int) -> Twins:
-    """`distinct`'s twin_of over a snapshot: `nearest` (a vector → the collection's nearest chunk ids,
-    best first) proposes, the cosine and the words decide, as for the copies `distinct` compares. Answers
+                texts: Callable[[list[int]], dict[int, str]], searched: int) -> TwinFinder:
+    """`distinct`'s twin_of (and `holds`) over a snapshot: `nearest` (a vector → the collection's nearest chunk
+    ids, best first) proposes, the cosine and the words decide, as for the copies `distinct` compares. Answers
     are kept on the snapshot: a document whose first chunk looked up copies nothing is not looked up again.
     Only a document holding AGGREGATE_SHARE of the `searched` chunks (the collection's) is looked up."""
-    least = max(AGGREGATE_MIN_CHUNKS, AGGREGATE_SHARE * searched)
+    return TwinFinder(snapshot, nearest, texts, max(AGGREGATE_MIN_CHUNKS, AGGREGATE_SHARE * searched))
 
-    def twin_of(chunk_id: int, doc: int) -> tuple[int, int] | None:
-        if snapshot.copies_pages.get(doc) is False or snapshot.doc_sizes.get(doc, 0) < least:
+
+class TwinFinder:
+    """twin_finder's answer: called, a Twins; `holds`, whether a document holds pages (module docstring)."""
+
+    def __init__(self, snapshot: Snapshot, nearest: Callable[[np.ndarray], np.ndarray],
+                 texts: Callable[[list[int]], dict[int, str]], least: float) -> None:
+        self.snapshot, self.nearest, self.texts, self.least = snapshot, nearest, texts, least
+        self.asked = 0                      # documents asked `holds` by this search (at most HOLD_LOOKUPS)
+
+    def __call__(self, chunk_id: int, doc: int) -> tuple[int, int] | None:
+        snapshot = self.snapshot
+        if snapshot.copies_pages.get(doc) is False or snapshot.doc_sizes.get(doc, 0) < self.least:
             return None
         if chunk_id not in snapshot.page_twins:
-            snapshot.page_twins[chunk_id] = found = look_up(chunk_id, doc)
+            snapshot.page_twins[chunk_id] = found = self.look_up(chunk_id, doc, AGGREGATE_RATIO)
             snapshot.copies_pages.setdefault(doc, found is not None)
         return snapshot.page_twins[chunk_id]
 
-    def look_up(chunk_id: int, doc: int) -> tuple[int, int] | None:
+    def holds(self, doc: int) -> bool:
+        """Whether `doc` holds pages: HOLD_SAMPLES of its chunks copy HOLD_PAGES or more smaller documents."""
+        snapshot = self.snapshot
+        if doc not in snapshot.holds_pages:
+            if snapshot.doc_sizes.get(doc, 0) < self.least or self.asked == HOLD_LOOKUPS:
+                return False                # as for twin_of: only a long document, a share of the collection
+            self.asked += 1
+            rows = np.flatnonzero(snapshot.doc_ids == doc)
+            picked = rows[np.linspace(0, len(rows) - 1, HOLD_SAMPLES).astype(int)]
+            found = {self.look_up(int(c), doc, 1) for c in snapshot.ids[picked].tolist()}
+            snapshot.holds_pages[doc] = len({page[1] for page in found if page is not None}) >= HOLD_PAGES
+        return snapshot.holds_pages[doc]
+
+    def look_up(self, chunk_id: int, doc: int, ratio: float) -> tuple[int, int] | None:
+        """The chunk of a document `ratio` times smaller or more than `doc` that `chunk_id` copies, or None."""
+        snapshot = self.snapshot
         vector = snapshot.vectors_of([chunk_id])[0]
-        ids = nearest(vector)
+        ids = self.nearest(vector)
         docs = snapshot.doc_ids[snapshot.rows_of(ids)].tolist()
         size = snapshot.doc_sizes.get(doc, 0)
         pages = [(c, d) for c, d in zip(ids.tolist(), docs)
-                 if d != doc and snapshot.doc_sizes.get(d, 0) * AGGREGATE_RATIO <= size]
+                 if d != doc and snapshot.doc_sizes.get(d, 0) * ratio <= size and snapshot.doc_sizes.get(d, 0) < size]
         if not pages:
             return None
         cosines = snapshot.vectors_of([c for c, _ in pages]) @ vector
         close = [page for page, cosine in zip(pages, cosines.tolist()) if cosine >= NEAR][:3]
         if not close:
             return None
-        text_of = texts([chunk_id, *(c for c, _ in close)])
+        text_of = self.texts([chunk_id, *(c for c, _ in close)])
         mine = shingles(text_of.get(chunk_id, ""))
         return next((page for page in close if copies(mine, shingles(text_of.get(page[0], "")))), None)
-    return twin_of
 
 
 def _near_pairs(window: list[int], doc_of: dict[int, int],
@@ -204,7 +247,8 @@ def distinct_ranked(ranked: list[Ranked], k: int, doc_of: dict[int, int], snapsh
     by_id = {item.chunk_id: item for item in ranked}
     stands_for: dict[int, int] = {}         # a page's chunk brought by twin_of → the copy whose place it takes
     order = distinct(list(by_id), k, doc_of, lambda doc: snapshot.doc_sizes.get(doc, 0), texts, per_doc,
-                     snapshot.vectors_of, _noting(twin_of, stands_for) if twin_of is not None else None)
+                     snapshot.vectors_of, _noting(twin_of, stands_for) if twin_of is not None else None,
+                     twin_of.holds if isinstance(twin_of, TwinFinder) else None)
     return [by_id[c] if c in by_id else replace(by_id[stands_for[c]], chunk_id=c, copy_of=stands_for[c])
             for c in order]
 

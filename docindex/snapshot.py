@@ -35,6 +35,7 @@ class Snapshot:
     # first chunk looked up decides), and each chunk looked up → the page's chunk it copies, or None
     copies_pages: dict[int, bool] = field(default_factory=dict, compare=False)
     page_twins: dict[int, tuple[int, int] | None] = field(default_factory=dict, compare=False)
+    holds_pages: dict[int, bool] = field(default_factory=dict, compare=False)   # doc → duplicates.TwinFinder.holds
     release_notes: dict[int, bool] = field(default_factory=dict, compare=False)   # doc → release_notes.py's answer
 
     def rows_of(self, chunk_ids: np.ndarray) -> np.ndarray:

@@ -165,3 +165,54 @@ def test_a_page_brought_by_the_lookup_carries_the_copys_scores_and_says_whose_pl
     order = duplicates.distinct_ranked(ranked, 2, {1: 100, 3: 8}, snapshot, lambda ids: {},
                                        twin_of=lambda chunk_id, doc: (9, 7) if chunk_id == 1 else None)
     assert [(r.chunk_id, r.score, r.copy_of) for r in order] == [(9, 1.9, 1), (3, 0.6, None), (1, 1.9, None)]
+
+
+def test_a_document_under_the_ratio_that_holds_pages_gives_the_page_its_place():
+    """FFmpeg's ffplay-all.html (1,725 chunks) holds ffmpeg-filters.html (1,224) and smaller pages: under
+    AGGREGATE_RATIO, the two were kept as two pages sharing a paragraph, the manual's copy first (stop 53)."""
+    texts = {1: JOIN, 2: JOIN, 3: OTHER}
+    docs = {1: 100, 2: 7, 3: 8}                      # 100: ffplay-all.html, 7: ffmpeg-filters.html
+    sizes = {100: 140, 7: 100, 8: 10}
+    asked: list[int] = []
+
+    def holds(doc):
+        asked.append(doc)
+        return doc == 100
+
+    def order(per_doc, holds):
+        return duplicates.distinct([1, 2, 3], 2, docs, sizes.__getitem__, lambda ids: {i: texts[i] for i in ids},
+                                   per_doc, holds=holds)
+
+    assert order(1, None) == [1, 2, 3]                 # before: two pages of their own
+    assert order(1, holds) == [2, 3, 1] and asked == [100]
+    assert order(0, holds) == [2, 3, 1]                # the passages: the page's copy, once
+    assert order(1, lambda doc: False) == [1, 2, 3]    # two pages that share a paragraph: both stay
+
+
+def test_holds_asks_whether_a_documents_chunks_copy_several_smaller_pages(tmp_path, fake_embedder):
+    """The real lookup: all.md copies filters.md and path.md, filters.md copies nothing smaller, and a page
+    that shares one paragraph with another (createindex.md, reindex.md) holds no pages."""
+    def section(name, i):
+        return (f"## {name} {i}\n\nThe {name} number {i} changes its input in a way that no other {name} does, "
+                f"and this sentence says how, with words kept for {name} {i} alone.\n")
+    filters = "# Filters\n\n" + "\n".join(section("filter", i) for i in range(44))
+    path = f"# Path\n\n## path.join\n\n{JOIN}\n\n## path.sep\n\n{SEP}\n"
+    shared = f"## Building concurrently\n\n{OTHER} {SEP}\n"
+    pages = {"filters.md": filters, "path.md": path,
+             "all.md": filters.replace("# Filters", "# All") + "\n" + path.split("\n", 2)[2],
+             "createindex.md": "# Create\n\n" + "\n".join(section("option", i) for i in range(42)) + shared,
+             "reindex.md": "# Reindex\n\n" + "\n".join(section("mode", i) for i in range(8)) + shared}
+    db = tmp_path / "index.db"
+    assert not ingest([write_files(tmp_path / "docs", pages)], db, "docs", embedder=fake_embedder).errors
+    with Index(db, embedder=fake_embedder) as index:
+        index.search("filter number 3", k=2, collection="docs")
+        snapshot = index._snapshot
+        ids, matrix = snapshot.ids, snapshot.matrix
+        finder = duplicates.twin_finder(snapshot, lambda v: ids[np.argsort(-(matrix @ v))[:20]], index._chunk_texts,
+                                        len(ids))
+        doc = {source: doc_id for doc_id, source in index._conn.execute("SELECT id, source FROM documents")}
+        assert finder.holds(doc["all.md"]) and not finder.holds(doc["filters.md"])
+        assert not finder.holds(doc["createindex.md"])
+        assert snapshot.holds_pages == {doc["all.md"]: True, doc["filters.md"]: False, doc["createindex.md"]: False}
+        hits = index.search("Which filter number 3 changes its input?", k=2, collection="docs", ranking=DOCUMENT_RANKING)
+        assert hits[0].source == "filters.md", hits
