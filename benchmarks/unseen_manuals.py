@@ -104,6 +104,9 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/cockpit/guide --db /tmp/cockpit.db --collection cockpit
     docindex ingest /usr/share/doc/cinder-doc/html --db /tmp/cinder.db --collection cinder
     docindex ingest /usr/share/doc/python-sklearn-doc/html --db /tmp/sklearn.db --collection sklearn
+    # stop 53, a clean check asked after every stop-53 change: apt-get install glances-doc flask-sqlalchemy-doc
+    docindex ingest /usr/share/doc/glances/html --db /tmp/glances.db --collection glances
+    docindex ingest /usr/share/doc/flask-sqlalchemy-doc/html --db /tmp/flasksqla.db --collection flasksqla
     # stop 51's manuals (as stop 53 ingested them again): apt-get install python-bottle-doc python-werkzeug-doc
     #   python-requests-doc python-pexpect-doc python-cffi-doc python-markdown-doc python-simpy3-doc python-lmfit-doc
     #   python-tornado-doc python-pil-doc
