@@ -216,6 +216,8 @@ def search(query: str, db: Path, collection: str | None, k: int, as_json: bool, 
         click.echo(f"   {hit.title}")
         snippet = " ".join(hit.text.split())
         click.echo(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+    if hits[0].unknown_terms:           # the same for every hit: said once, after them
+        click.echo(f"(no chunk{' of ' + collection if collection else ''} uses: {', '.join(hits[0].unknown_terms)})")
 
 
 @main.command()

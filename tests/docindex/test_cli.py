@@ -54,6 +54,14 @@ def test_search_prints_ranked_hits_and_json(cmcp_index):
                                "doc_bm25", "coverage", "doc_cosine", "url", "unknown_terms"} == set(hits[0])
 
 
+def test_search_says_which_query_words_no_chunk_uses(cmcp_index):
+    result = invoke("search", "deploy behind a TLS terminator on a zeppelinport", "--db", cmcp_index, "-k", "1")
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().splitlines()[-1] == "(no chunk uses: zeppelinport)"
+    plain = invoke("search", "deploy behind a TLS terminator", "--db", cmcp_index, "-k", "1")
+    assert "no chunk" not in plain.output
+
+
 def test_search_ranks_pages_by_default_and_passages_on_request(cmcp_index):
     """`docindex search` finds pages (DOCUMENT_RANKING: no page twice before every page found
     had its turn); `--rank passages` is the RRF order an answer gets (Index.search's default)."""
