@@ -98,7 +98,7 @@ class GateDecision:
     passed: bool
     best_cosine: float | None   # None when nothing was retrieved
     score: float | None = None  # the learned score where it decided (>= 0 passes); None: the clauses did
-    absent: tuple[str, ...] = ()  # names of the question its collection never uses (`absent_names`), where weighed
+    absent: tuple[str, ...] = ()  # names of the question its collection never uses (`absent_names`; name_margin set)
 
 
 def evidence(passages: Sequence[Passage], coverage_weight: float) -> float | None:
@@ -123,16 +123,16 @@ def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: f
         return GateDecision(passed=False, best_cosine=None)
     best = max(p.cosine for p in passages)
     passed = best >= min_cosine
+    absent = absent_names(question, passages) if name_margin is not None else ()    # reported on every path
     scored = score(passages, score_weights) if passed and score_weights is not None else None
     if scored is not None:
-        absent = absent_names(question, passages) if name_margin is not None else ()
         needed = max(0.0, name_margin) if absent and name_margin is not None else 0.0
         return GateDecision(passed=scored >= needed, best_cosine=best, score=scored, absent=absent)
     if passed and coverage_weight is not None and min_evidence is not None:
         weighed = evidence(passages, coverage_weight)
         passed = (weighed is None or weighed >= min_evidence or above_noise(passages, best, noise_margin)
                   or sentence_above_noise(passages, sentence_margin))
-    return GateDecision(passed=passed, best_cosine=best)
+    return GateDecision(passed=passed, best_cosine=best, absent=absent)
 
 
 def features(passages: Sequence[Passage]) -> tuple[float, ...] | None:

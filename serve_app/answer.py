@@ -206,7 +206,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         stage.span.set_attribute("askdocs.gate.passed", decision.passed)
         if decision.score is not None:      # how far over (or under) the learned score's threshold
             stage.span.set_attribute("askdocs.gate.score", round(decision.score, 4))
-        if decision.absent:                 # names of the question no passage mentions (the name clause)
+        if decision.absent:                 # names of the question its collection never uses (the name clause)
             stage.span.set_attribute("askdocs.gate.absent_names", list(decision.absent))
     if stage.failure is not None:
         yield stage.failure
@@ -215,7 +215,8 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         yield sources
         yield TokenEvent(text=REFUSAL_SENTENCE)
         t.total_ms = _ms(clock.start)
-        yield _done(REFUSAL_SENTENCE, CheckResult(refused=True), "gate", False, UsageOut(), t, 0.0, trace_id)
+        yield _done(REFUSAL_SENTENCE, CheckResult(refused=True), "gate", False, UsageOut(), t, 0.0, trace_id,
+                    decision.absent)
         return
 
     prompt = build_prompt(req.question, passages, settings.prompt_limits(), secret=settings.prompt_secret_bytes())
@@ -275,17 +276,17 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         return
     t.total_ms = _ms(clock.start)
     yield _done(answer, result, "model" if result.refused else None, finish == "length", usage, t,
-                settings.cost_usd(usage.prompt_tokens, usage.completion_tokens), trace_id)
+                settings.cost_usd(usage.prompt_tokens, usage.completion_tokens), trace_id, decision.absent)
 
 
 def _done(answer: str, result: CheckResult, refusal_stage: str | None, truncated: bool, usage: UsageOut,
-          timings: Timings, cost: float, trace_id: str) -> DoneEvent:
+          timings: Timings, cost: float, trace_id: str, unknown: tuple[str, ...] = ()) -> DoneEvent:
     return DoneEvent(answer=answer, citations=result.citations, invalid_citations=result.invalid_citations,
                      unsupported_sentences=result.unsupported_sentences, support=result.support,
                      evidence=[EvidenceOut(sentence=e.sentence, n=e.n, start=e.start, end=e.end, overlap=e.overlap)
                                for e in result.evidence],
-                     refused=result.refused, refusal_stage=refusal_stage, truncated=truncated, usage=usage,
-                     timings=timings, cost_usd=cost, trace_id=trace_id)
+                     refused=result.refused, refusal_stage=refusal_stage, unknown_names=list(unknown),
+                     truncated=truncated, usage=usage, timings=timings, cost_usd=cost, trace_id=trace_id)
 
 
 __all__ = ["answer_events", "new_trace_id", "AskdocsError"]

@@ -136,6 +136,8 @@ def source_lines(sources: list[dict], cited: set[int]) -> list[str]:
 def _print_done(done: dict, sources: list[dict]) -> None:
     if done["refused"]:
         click.secho(f"(refused at the {done['refusal_stage']} stage)", fg="yellow", err=True)
+    if done.get("unknown_names"):
+        click.secho(f"(the documents never mention: {', '.join(done['unknown_names'])})", fg="yellow", err=True)
     if done["truncated"]:
         click.secho("(truncated: max_tokens reached)", fg="yellow", err=True)
     click.echo("\n".join(source_lines(sources, set(done["citations"]))))

@@ -81,6 +81,8 @@ class DoneEvent(BaseModel):
     evidence: list[EvidenceOut] = Field(default_factory=list)
     refused: bool
     refusal_stage: Literal["gate", "model"] | None
+    # names in the question its documents never mention (the Gate's name clause weighed them); [] when none
+    unknown_names: list[str] = Field(default_factory=list)
     truncated: bool
     usage: UsageOut
     timings: Timings

@@ -110,3 +110,15 @@ def test_a_source_with_a_link_shows_it_under_its_row() -> None:
                         cited={1})
     assert rows[1].startswith("* [1] guide.md#install") and rows[2] == "      https://docs.example/v2/guide.md#install"
     assert rows[4].startswith("  [2] faq.md") and "https://" not in "".join(rows[4:])
+
+
+def test_a_refusal_names_what_the_documents_never_mention(capsys: pytest.CaptureFixture[str]) -> None:
+    from serve_app.cli import _print_done
+
+    done = {"refused": True, "refusal_stage": "gate", "unknown_names": ["Sonos"], "truncated": False,
+            "citations": [], "invalid_citations": [], "unsupported_sentences": [], "support": 0.0}
+    _print_done(done, [])
+    err = capsys.readouterr().err
+    assert "(refused at the gate stage)" in err and "(the documents never mention: Sonos)" in err
+    _print_done({**done, "unknown_names": []}, [])
+    assert "never mention" not in capsys.readouterr().err

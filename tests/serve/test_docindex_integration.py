@@ -57,6 +57,9 @@ async def test_answer_cites_the_relevant_section(client: httpx.AsyncClient) -> N
 async def test_unrelated_question_is_refused_by_the_gate(client: httpx.AsyncClient) -> None:
     data = await ask(client, question="Which river flows through the capital of Mongolia?")
     assert data["refused"] is True and data["refusal_stage"] == "gate"
+    assert data["unknown_names"] == ["Mongolia"]        # docindex: no chunk uses it (the Gate's name clause)
+    answered = await ask(client, question="What happens when the request queue is full?", k=3)
+    assert answered["unknown_names"] == []
 
 
 async def test_collections_and_health(client: httpx.AsyncClient) -> None:

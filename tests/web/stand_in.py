@@ -106,7 +106,7 @@ async def refusal_stream(trace_id: str) -> AsyncIterator[bytes]:
     yield event("sources", {"sources": SOURCES[1:]}).encode()
     done = {
         "answer": REFUSAL, "citations": [], "invalid_citations": [], "unsupported_sentences": [],
-        "support": 0.0, "refused": True, "refusal_stage": "gate", "truncated": False,
+        "support": 0.0, "refused": True, "refusal_stage": "gate", "unknown_names": ["Sonos"], "truncated": False,
         "usage": {"prompt_tokens": 0, "completion_tokens": 0},
         "timings": {**TIMINGS, "ttft_ms": None, "generation_ms": 0.0}, "cost_usd": 0.0, "trace_id": trace_id,
     }

@@ -130,3 +130,11 @@ def test_a_source_link_opens_the_page_and_only_http_links_are_made(page: Any) ->
     assert page.locator("#passage-link a").count() == 0 and page.evaluate("window.pwned") is None
     page.locator("#sources [data-source='3']").click()          # no url at all
     assert page.locator("#passage-link a").count() == 0
+
+
+def test_a_gate_refusal_names_what_the_documents_never_mention(page: Any) -> None:
+    ask_by_keyboard(page, "How is the weather for my Sonos speakers?")       # the stand-in's gate refusal
+    expect(page.locator("#answer")).to_have_attribute("data-state", "refused")
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text("Refused before the model was asked (relevance gate).")
+    expect(notice).to_contain_text("The documents never mention: Sonos.")
