@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 53
+READING_VERSION = 54
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -64,7 +64,10 @@ keeps a signature's parameter stars: "Cleaner(**kw)", not "Cleaner(kw)"). 51: st
 unless they read as a citation: "obj[key]", "Optional[str]", not "obj(key)"; "In[4]" is still "In(4)"). 52: stop 51
 (a list item's later sentences lead with the option its head names: "css_class: Set CSS class name for the wrapper
 <div> tag", quotable_terms.item_label). 53: stop 52 (a line under a "See Also:" label is neither a term of the
-text below it nor quoted: toolz' "compose pipe" over the next entry's signature, quotable_terms.see_also_content)."""
+text below it nor quoted: toolz' "compose pipe" over the next entry's signature, quotable_terms.see_also_content).
+54: stop 53 (a paragraph ending on "the following criteria", with no stop, carries the list under it, as a lead-in
+with a colon does: quotable_terms.ends_following; a sentence that only says what the example below it shows is not
+quoted without it: quotable_terms.example_caption)."""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from .quotable_comments import commented_code as _commented_code
 from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
 from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
 from .quotable_terms import code_term as _code_term
-from .quotable_terms import example_caption, item_label, see_also_content
+from .quotable_terms import ends_following, example_caption, item_label, see_also_content
 from .quotable_terms import is_value as _is_value
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
@@ -107,7 +107,7 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 if CLIPPED_SKIPPED and raw.rstrip().endswith(CLIP_MARK) and end >= len(text.rstrip()):
                     continue            # cut by the prompt's clip: "… limit a user to a maximum of 60 requests per …"
                 sentence = alone = clean_sentence(row_text(raw) if unit.kind == "row" else raw)
-                points = (raw.rstrip().endswith(".") and _DEICTIC.search(raw) and (  # "… add the following CSS." + code
+                points = ((raw.rstrip().endswith(".") and _DEICTIC.search(raw) or ends_following(raw)) and (  # + code
                     after.kind in ("code", "item", "row") if after is not None else cut and CUT_TARGETS_BARE))
                 resumes = _resumes_after_code(text, blocks, b, raw) if end == unit.end else ""
                 dangles = (DANGLING_LEAD_INS and after is not None and after.kind == "code"

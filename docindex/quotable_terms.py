@@ -86,3 +86,15 @@ def example_caption(sentence: str, after: Unit | None) -> bool:
     if not EXAMPLE_CAPTIONS or "`" in sentence or not _CAPTION.match(sentence):
         return False
     return EXAMPLE_CAPTIONS is True or after is not None and after.kind == "code"
+
+
+# Stop 53: a paragraph that ends on "the following <noun>" with no stop at all ("We call a function pure if it meets
+# the following criteria" over a numbered list, toolz) introduces what comes next as a lead-in with a colon does, and
+# carries it (False: quoted alone, as before stop 53).
+FOLLOWING_WITHOUT_STOP = True
+_FOLLOWING_END = re.compile(r"\bthe following(?:\s+[\w-]+){0,3}$", re.IGNORECASE)
+
+
+def ends_following(raw: str) -> bool:
+    """`raw` ends on "the following" and up to three words, with no punctuation after them (FOLLOWING_WITHOUT_STOP)."""
+    return FOLLOWING_WITHOUT_STOP and bool(_FOLLOWING_END.search(raw.rstrip()))

@@ -229,6 +229,8 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     ("example captions quoted (before stop 53)", {"captions": False}),
     ("example captions skipped over code only", {"captions": "code"}),
     ("example captions skipped everywhere", {"captions": True}),
+    # stop 53 (shipped): "… meets the following criteria" with no stop, over a list, carries it
+    ("lead-ins on 'the following …' without a stop quoted alone (before stop 53)", {"following": False}),
 ]
 
 
@@ -274,6 +276,7 @@ def main() -> int:
                 _setting(quotable_clean, "BRACKETS", lever.get("brackets")), \
                 _setting(quotable_terms, "ITEM_LABELS", lever.get("item_labels")), \
                 _setting(quotable_terms, "EXAMPLE_CAPTIONS", lever.get("captions")), \
+                _setting(quotable_terms, "FOLLOWING_WITHOUT_STOP", lever.get("following")), \
                 _setting(quotable_terms, "SEE_ALSO_CONTENT_NOT_TERMS", lever.get("see_also_content")):
             row = {"lever": name,
                    "cmcp_tune_key_facts": extractive_tune.score(engine, *data["cmcp"])["key_fact_recall"],

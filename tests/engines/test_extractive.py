@@ -828,3 +828,28 @@ def test_a_sentence_that_only_repeats_the_question_ranks_lower_and_refusal_ignor
     assert first(ExtractiveEngine(embedder="none", echo=0.5)) == answer.rstrip(".")
     strict = ExtractiveEngine(embedder="none", echo=5.0, min_score=0.3)
     assert strict.ranked(question, passages) is not None   # the floor is judged before the echo weight
+
+
+def test_a_paragraph_ending_on_the_following_with_no_stop_carries_the_list_under_it() -> None:
+    # toolz' purity page: "We call a function pure if it meets the following criteria" over a numbered list was
+    # quoted alone before stop 53; a lead-in with a colon carried its items already
+    text = ("We call a function pure if it meets the following criteria\n\n1. It does not depend on hidden state, or "
+            "equivalently it only depends on its inputs.\n\n2. Evaluation of the function does not cause side "
+            "effects\n\nIn short the internal work of a pure function is isolated from the rest of the program.\n")
+    found = [c.text for c in candidates([Passage("purity.html", text, 0.5)])]
+    assert found[0] == ("We call a function pure if it meets the following criteria: It does not depend on hidden "
+                        "state, or equivalently it only depends on its inputs; Evaluation of the function does not "
+                        "cause side effects")
+    # "following" elsewhere in a sentence, or a stop after it, is no such lead-in
+    for plain in ("The keyword following it is read as a long keyword", "It uses the keyword following"):
+        assert [c.text for c in candidates([Passage("p.html", f"{plain}\n\n- an item that follows here.\n", 0.5)])][0] \
+            == plain
+
+
+def test_an_example_caption_over_its_code_is_not_quoted_without_it() -> None:
+    # FRR's BGP page: "Example of a session to an upstream, advertising only one prefix to it." over a 16-line config
+    config = "\n".join(f" neighbor upstream setting {i}" for i in range(16))
+    text = (f"Example of a session to an upstream, advertising only one prefix to it.\n\n```\nrouter bgp 64512\n"
+            f"{config}\n```\n\nFor example, a prefix list can deny any other route.\n")
+    assert [c.text for c in candidates([Passage("bgp.html", text, 0.5)])] == [
+        "For example, a prefix list can deny any other route"]
