@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO))
 from benchmarks.docindex_common import machine, write_results  # noqa: E402
 from benchmarks.gate_noise_floor import _commit  # noqa: E402
 from benchmarks.oos.questions import fresh_off_topic, off_topic, questions  # noqa: E402
-from deployments.gate_rule import GATE_PASSAGES, absent_names, decide  # noqa: E402
-from deployments.passage import Passage  # noqa: E402
+from benchmarks.unseen_manuals import gate_passages  # noqa: E402
+from deployments.gate_rule import decide  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.noise_floor import collection_floors  # noqa: E402
 from docindex.ranking import RANKINGS  # noqa: E402
@@ -39,28 +39,26 @@ MARGINS = (None, 0.5, 1.0, 1.5, 2.0, 3.0)
 UNSEEN = REPO / "benchmarks/oos/unseen/questions.jsonl"
 
 
+RULE = Settings().gate_rule()
+
+
 def asked(db: str, collection: str, items: list[tuple[str, str]]) -> list[dict]:
-    """Per (kind, question): the passages' learned score and the names no passage mentions."""
+    """Per (kind, question): the Gate's passages, the clause-free decision and score, and the names its collection
+    never uses."""
     index = Index(db, ranking=RANKINGS["passages"])
     floors = collection_floors(index, collection)
-    rule = {**Settings().gate_rule(), "name_margin": None}
     out = []
     for kind, question in items:
-        found = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, coverage=h.coverage,
-                         noise_floor=floors.cosine, sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence,
-                         unknown_terms=h.unknown_terms)
-                 for h in index.search(question, GATE_PASSAGES, collection, sentences=True)]
-        decision = decide(found, **rule)
-        out.append({"kind": kind, "q": question, "passed": decision.passed, "score": decision.score,
-                    "absent": list(absent_names(question, found))})
+        found = gate_passages(index, question, collection, floors)
+        decision = decide(found, **{**RULE, "name_margin": 0.0}, question=question)
+        out.append({"kind": kind, "q": question, "found": found, "passed": decision.passed, "score": decision.score,
+                    "absent": list(decision.absent)})
     return out
 
 
 def passes(row: dict, margin: float | None) -> bool:
-    """The decision with name margin `margin`, replayed from the clause-free one (decide's own arithmetic)."""
-    if not row["passed"] or margin is None or not row["absent"] or row["score"] is None:
-        return bool(row["passed"])
-    return bool(row["score"] >= max(0.0, margin))
+    """The Gate's decision with name margin `margin` (None: the clause off)."""
+    return decide(row["found"], **{**RULE, "name_margin": margin}, question=row["q"]).passed
 
 
 def tally(rows: list[dict], margin: float | None) -> dict:
@@ -97,7 +95,7 @@ def main() -> None:
     parser.add_argument("--dev", action="append", default=[], metavar="NAME=DB", help="a dev manual")
     parser.add_argument("--held", action="append", default=[], metavar="NAME=DB", help="a held-out manual")
     args = parser.parse_args()
-    shipped = Settings().gate_name_margin
+    shipped = RULE["name_margin"]
     data = sets(args.dev, args.held)
     by_set = {name: {"part": part, **{str(m): tally(rows, m) for m in MARGINS}} for name, (part, rows) in data.items()}
     totals = {part: {str(m): tally([r for p, rows in data.values() if p == part for r in rows], m) for m in MARGINS}

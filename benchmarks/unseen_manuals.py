@@ -145,13 +145,22 @@ from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
 from docindex import quotable_terms  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.minilm import default_embedder  # noqa: E402
-from docindex.noise_floor import collection_floors  # noqa: E402
+from docindex.noise_floor import Floors, collection_floors  # noqa: E402
 from docindex.ranking import RANKINGS, SEARCH_RANKING  # noqa: E402
 from evals.extractive_tune import Memo, ready  # noqa: E402
 from evals.metrics import word_recall  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
+
+
+def gate_passages(index: Index, question: str, collection: str, floors: Floors) -> list[Passage]:
+    """The first GATE_PASSAGES passages of `question`, whole, as the MCP search tool sends them to the Gate: each with
+    its collection's floors and the question's words the collection never uses."""
+    return [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, coverage=h.coverage,
+                    noise_floor=floors.cosine, sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence,
+                    unknown_terms=h.unknown_terms)
+            for h in index.search(question, GATE_PASSAGES, collection, sentences=True)]
 
 
 def page_name(source: str) -> str:
@@ -215,11 +224,7 @@ def main() -> None:
 
     def gated(question: str) -> tuple[list[Passage], bool]:
         """The 4 passages the Gate and the engine get, and the Gate's decision."""
-        hits = passages.search(question, GATE_PASSAGES, args.collection, sentences=True)
-        found = [Passage(h.source, h.text, h.cosine, h.bm25, h.fusion, h.anchor, h.title, coverage=h.coverage,
-                         noise_floor=floors.cosine, sentence_cosine=h.sentence_cosine, sentence_floor=floors.sentence,
-                         unknown_terms=h.unknown_terms)
-                 for h in hits]
+        found = gate_passages(passages, question, args.collection, floors)
         given = list(build_prompt(question, found, PromptLimits(GATE_PASSAGES, 900)).passages)
         return given, decide(found, **rule, question=question).passed    # the Gate sees them whole, as served
 

@@ -214,9 +214,10 @@ class TwinFinder:
         vector = snapshot.vectors_of([chunk_id])[0]
         ids = self.nearest(vector)
         docs = snapshot.doc_ids[snapshot.rows_of(ids)].tolist()
-        size = snapshot.doc_sizes.get(doc, 0)
+        sizes = snapshot.doc_sizes
+        size = sizes.get(doc, 0)
         pages = [(c, d) for c, d in zip(ids.tolist(), docs)
-                 if d != doc and snapshot.doc_sizes.get(d, 0) * ratio <= size and snapshot.doc_sizes.get(d, 0) < size]
+                 if d != doc and (other := sizes.get(d, 0)) * ratio <= size and other < size]
         if not pages:
             return None
         cosines = snapshot.vectors_of([c for c, _ in pages]) @ vector
