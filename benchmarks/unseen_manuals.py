@@ -197,6 +197,9 @@ def main() -> None:
                         help="quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below")
     parser.add_argument("--following-alone", action="store_true",
                         help="quotes as before stop 53: \"… the following criteria\" with no stop is quoted without its list")
+    parser.add_argument("--metadata-fields", action="store_true",
+                        help="stop 54's measured, unshipped rule: a field line naming no value (\"Availability: …\") "
+                             "alone above a text is metadata, no term of it")
     parser.add_argument("--no-name-clause", action="store_true",
                         help="the Gate as before stop 53: no higher score for a question naming what no passage says")
     parser.add_argument("--example-captions", choices=("quoted", "code", "all"), default="code",
@@ -207,6 +210,7 @@ def main() -> None:
     quotable_terms.SEE_ALSO_CONTENT_NOT_TERMS = not args.see_also_terms
     quotable_terms.EXAMPLE_CAPTIONS = {"quoted": False, "code": "code", "all": True}[args.example_captions]
     quotable_terms.FOLLOWING_WITHOUT_STOP = not args.following_alone
+    quotable_terms.METADATA_FIELDS_NOT_TERMS = args.metadata_fields
     settings = Settings()
     rule = {**settings.gate_rule(), **({"name_margin": None} if args.no_name_clause else {})}
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
@@ -260,6 +264,7 @@ def main() -> None:
                **({"see_also_content": False} if args.see_also_terms else {}),
                **({"example_captions": args.example_captions} if args.example_captions != "code" else {}),
                **({"name_clause": False} if args.no_name_clause else {}),
+               **({"metadata_fields_not_terms": True} if args.metadata_fields else {}),
                **({"following_without_stop": False} if args.following_alone else {}),
                **({"echo": args.echo} if args.echo is not None else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),

@@ -25,7 +25,7 @@ from .quotable_comments import commented_code as _commented_code
 from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
 from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
 from .quotable_terms import code_term as _code_term
-from .quotable_terms import ends_following, example_caption, item_label, see_also_content
+from .quotable_terms import ends_following, example_caption, item_label, metadata_field, see_also_content
 from .quotable_terms import is_value as _is_value
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
@@ -232,17 +232,15 @@ _SECTION_NUMBER = re.compile(r"^(?:\d+\.)+\d*\s")         # "13.2.3. Serializabl
 
 
 def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
-    """The term a paragraph defines, when the line before it is one: a short
-    one-line paragraph that is not a sentence itself (an API reference's
-    `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word, a
-    signature `replace ( string text, from text, to text ) → text`). Its
-    first sentence is quoted with it: the description alone ("Recursive
-    directory creation function") does not name what to use. Several term
-    lines in a row name the same thing (an option's spellings `-S[<keyid>]`,
-    `--gpg-sign[=<keyid>]`, `--no-gpg-sign`): all of them are the term, joined
-    by commas; the last alone can say the opposite of the text. Value fields alone above the text
-    ("Default: 25" over "SMTP port to use …") are named by the heading over them, or by `name` (the
-    heading the text begins under) at the text's start."""
+    """The term a paragraph defines, when the line before it is one: a short one-line paragraph that is not a
+    sentence itself (an API reference's `os.makedirs(name, mode=0o777, exist_ok=False)`, a glossary's word, a
+    signature `replace ( string text, from text, to text ) → text`). Its first sentence is quoted with it: the
+    description alone ("Recursive directory creation function") does not name what to use. Several term lines in a
+    row name the same thing (an option's spellings `-S[<keyid>]`, `--gpg-sign[=<keyid>]`, `--no-gpg-sign`): all of
+    them are the term, joined by commas; the last alone can say the opposite of the text. Value fields alone above
+    the text ("Default: 25" over "SMTP port to use …") are named by the heading over them, or by `name` (the heading
+    the text begins under) at the text's start; other fields alone ("Import name: jinja2.ext.loopcontrols") too, unless
+    `metadata_field` takes them for metadata (quotable_terms.METADATA_FIELDS_NOT_TERMS, off)."""
     terms: list[str] = []
     named = False           # a field above the name ("Default: not set" over "server.max-request-size") is the
     values = True           # entry before's; values: every line taken or passed is a value field (or a version
@@ -261,6 +259,7 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
         value = _is_value(text, blocks[at])
         values, valued = values and (note or value), valued or value
         at -= 1
+    terms = terms if named else [t for t in terms if not metadata_field(t)]    # fields alone: metadata?
     if HEADINGS_NAME_VALUES and valued and values and not named:
         heading = text[blocks[at].start:blocks[at].end].lstrip("#").strip() if at >= 0 else name
         above = _term_line(heading) if at < 0 or blocks[at].kind == "heading" else ""

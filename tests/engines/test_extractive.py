@@ -11,6 +11,7 @@ from deployments.engines.registry import engine_class
 from deployments.errors import ConfigError
 from deployments.passage import Passage
 from deployments.prompt import REFUSAL_SENTENCE, PromptLimits, build_prompt
+from docindex import quotable_terms
 from docindex.sentences import split_sentences
 
 PASSAGES = [
@@ -349,6 +350,29 @@ def test_a_lower_case_description_is_quoted_with_its_term_and_its_default_too() 
     exim = "message_size_limit\n\nUse: main\n\nType: string\n\nDefault: 50M\n\nThis option limits the size of a message."
     assert [c.text for c in candidates([Passage("spec.html", exim, 0.5)])] == [
         "message_size_limit, Use: main, Type: string, Default: 50M: This option limits the size of a message"]
+
+
+def test_fields_alone_above_a_paragraph_are_its_term_unless_taken_for_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Jinja's extensions page: "Import name: jinja2.ext.loopcontrols" names what to import, so a field alone above a
+    # text stays its term as shipped. Stop 54 measured taking such fields (no value field) for metadata instead, for
+    # Glances' "Availability: all but Mac OS" over "Dependency: …" over the text: not shipped (METADATA_FIELDS_NOT_TERMS)
+    loops = "Import name: jinja2.ext.loopcontrols\n\nThis extension adds support for break and continue in loops.\n"
+    smart = ("Availability: all but Mac OS\n\nDependency: this plugin uses the optional pySMART Python lib\n\n"
+             "This plugin is disable by default, please use the --enable-plugin smart option to enable it.\n")
+    assert [c.text for c in candidates([Passage("ext.html", loops, 0.5)])] == [
+        "Import name: jinja2.ext.loopcontrols: This extension adds support for break and continue in loops"]
+    assert [c.text for c in candidates([Passage("smart.html", smart, 0.5)])] == [
+        "Availability: all but Mac OS: This plugin is disable by default, please use the --enable-plugin smart option "
+        "to enable it"]
+    monkeypatch.setattr(quotable_terms, "METADATA_FIELDS_NOT_TERMS", True)
+    assert [c.text for c in candidates([Passage("ext.html", loops, 0.5)])] == [
+        "This extension adds support for break and continue in loops"]
+    assert [c.text for c in candidates([Passage("smart.html", smart, 0.5)])] == [
+        "Availability: all but Mac OS", "Dependency: this plugin uses the optional pySMART Python lib",
+        "This plugin is disable by default, please use the --enable-plugin smart option to enable it"]
+    valued = "It is deprecated.\n\nDefault: 90 MB\n\nSets the maximum amount of memory for a cache."
+    assert [c.text for c in candidates([Passage("r.html", valued, 0.5)])][-1] == \
+        "Default: 90 MB: Sets the maximum amount of memory for a cache"
 
 
 def test_a_list_items_later_sentences_lead_with_the_option_its_head_names() -> None:
