@@ -1,10 +1,10 @@
-"""Two retrieval levers measured in stop 54, neither built: a multi-sentence question's sentences embedded beside it,
-and the anchor text of the links into a page as a field of that page.
+"""Three retrieval levers measured in stop 54, none built: a multi-sentence question's sentences embedded beside it,
+release notes read wider, and the anchor text of the links into a page as a field of that page.
 
-    .venv/bin/python benchmarks/query_levers.py --set NAME=DB=ROOT ... [--corpus-half postgresql-dev ...]
+    .venv/bin/python benchmarks/query_levers.py --set NAME=DB ... [--corpus-half postgresql-dev ...]
 
-A set NAME=DB=ROOT is an unseen manual (questions from benchmarks/oos/unseen/questions.jsonl, collection NAME, its
-pages under ROOT as ingested); a corpus half (postgresql-dev, python-test, ...) is a pinned corpus's (`make corpora`,
+A set NAME=DB is an unseen manual (questions from benchmarks/oos/unseen/questions.jsonl, collection NAME; its pages
+are read again where the index says it read them); a corpus half (postgresql-dev, python-test, ...) is a pinned corpus's (`make corpora`,
 var/oos/<corpus>.db). Per question, `docindex search`'s page ranking (RANKINGS[SEARCH_RANKING], first 10 pages: MRR@10,
 first, top 5) and the answer's passages (RANKINGS["passages"], first 4: the gold page among them) as shipped, and:
 
@@ -12,6 +12,8 @@ first, top 5) and the answer's passages (RANKINGS["passages"], first 4: the gold
   its own vector and, `last`: its last sentence's; `ask`: its sentences ending in "?" (else the last), weighed 1
   together; `each`: every sentence's, weighed 1 together; `each2`: the same, the question weighed 2. A one-sentence
   question is unchanged.
+- **release notes, read wider** (`release_notes:wider`): docindex.release_notes.PRE_RELEASES and RELEASE_TITLES on
+  (a pre-release number is a version; a page titled with one release is release notes), in both rankings.
 - **anchor text** (`anchors:W`): the distinct texts of the links into a page from other pages of ROOT, as a BM25
   document of that page; the first 50 pages of the shipped ranking are re-ordered by 1/(60 + rank) + W / (60 + rank by
   that BM25) (a page no link names gains nothing).
@@ -41,10 +43,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.docindex_common import machine, write_results  # noqa: E402
 from benchmarks.gate_noise_floor import _commit  # noqa: E402
-from benchmarks.oos.corpus import CORPORA  # noqa: E402
 from benchmarks.oos.questions import questions  # noqa: E402
 from benchmarks.unseen_manuals import QUESTIONS, names  # noqa: E402
-from docindex import query_embedding  # noqa: E402
+from docindex import query_embedding, release_notes  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.ranking import RANKINGS, SEARCH_RANKING  # noqa: E402
 
@@ -134,11 +135,12 @@ def bm25(docs: dict[str, list[str]]) -> Callable[[str, str], float]:
     return score
 
 
-def measure(db: str, collection: str, root: Path | None, items: list[tuple[str, set[str]]]) -> dict:
-    pages, passages = Index(db, ranking=RANKINGS[SEARCH_RANKING]), Index(db, ranking=RANKINGS["passages"])
-    sources = [row[0] for row in sqlite3.connect(db).execute("SELECT source FROM documents")]
+def measure(db: str, collection: str, items: list[tuple[str, set[str]]]) -> dict:
+    rows = sqlite3.connect(db).execute("SELECT source, path FROM documents WHERE collection = ?", (collection,)).fetchall()
+    sources = [source for source, _ in rows]
+    root = Path(rows[0][1][:-len(rows[0][0])]) if rows and rows[0][1].endswith(rows[0][0]) else None
     anchors = bm25(anchor_texts(root, sources)) if root else None
-    variants = [("shipped", None), *((f"sentences:{m}", m) for m in SENTENCE_MODES)]
+    variants = [("shipped", None), *((f"sentences:{m}", m) for m in SENTENCE_MODES), ("release_notes:wider", None)]
     out: dict[str, dict] = {}
     shipped_start = query_embedding.QueryEmbedder.start
     for label, mode in variants:
@@ -146,13 +148,15 @@ def measure(db: str, collection: str, root: Path | None, items: list[tuple[str, 
             vector = question_vector(embedder, query, mode)
             return lambda: (vector, 0.0)
         query_embedding.QueryEmbedder.start = start        # type: ignore[method-assign]
+        release_notes.PRE_RELEASES = release_notes.RELEASE_TITLES = label == "release_notes:wider"
+        pages, passages = Index(db, ranking=RANKINGS[SEARCH_RANKING]), Index(db, ranking=RANKINGS["passages"])
         try:
             ranks, given, anchored = [], 0, {w: [] for w in ANCHOR_WEIGHTS}
             for question, wanted in items:
                 found = list(dict.fromkeys(h.source for h in pages.search(question, k=50, collection=collection)))
                 ranks.append(_rank(found[:10], wanted))
                 given += any(names(h.source.removesuffix(".gz"), wanted) for h in passages.search(question, 4, collection))
-                if anchors and mode is None:
+                if anchors and label == "shipped":
                     by_anchor = np.array([anchors(question, s) for s in found])
                     place = {found[i]: r for r, i in enumerate(np.argsort(-by_anchor, kind="stable"), 1) if by_anchor[i] > 0}
                     for w in ANCHOR_WEIGHTS:
@@ -160,8 +164,9 @@ def measure(db: str, collection: str, root: Path | None, items: list[tuple[str, 
                         anchored[w].append(_rank([found[i] for i in np.argsort(-np.array(fused), kind="stable")][:10], wanted))
         finally:
             query_embedding.QueryEmbedder.start = shipped_start    # type: ignore[method-assign]
+            release_notes.PRE_RELEASES = release_notes.RELEASE_TITLES = False
         out[label] = _summary(ranks) | {"passages_hold_gold": given}
-        if anchors and mode is None:
+        if anchors and label == "shipped":
             out |= {f"anchors:{w:g}": _summary(r) for w, r in anchored.items()}
     multi = sum(len(sentences(q)) > 1 for q, _ in items)
     return {"questions": len(items), "multi_sentence": multi, **out}
@@ -178,7 +183,7 @@ def _summary(ranks: list[int | None]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=DB=ROOT", help="an unseen manual")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=DB", help="an unseen manual")
     parser.add_argument("--corpus-half", action="append", default=[], metavar="CORPUS-SPLIT")
     args = parser.parse_args()
     unseen = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
@@ -186,19 +191,19 @@ def main() -> None:
     for half in args.corpus_half:
         corpus, split = half.rsplit("-", 1)
         items = [(q["question"], {q["gold"], *q.get("also", [])}) for q in questions(corpus, split)]
-        sets[half] = measure(str(ROOT / f"var/oos/{corpus}.db"), corpus, CORPORA[corpus].root, items)
+        sets[half] = measure(str(ROOT / f"var/oos/{corpus}.db"), corpus, items)
         print(half, json.dumps(sets[half]), flush=True)
     for spec in args.set:
-        name, db, root = spec.split("=", 2)
+        name, db = spec.split("=", 1)
         items = [(r["q"], {r["gold"], *r.get("also", [])}) for r in unseen if r["c"] == name and r.get("gold")]
-        sets[name] = measure(db, name, Path(root), items)
+        sets[name] = measure(db, name, items)
         print(name, json.dumps(sets[name]), flush=True)
     labels = [k for k in next(iter(sets.values())) if k not in ("questions", "multi_sentence")]
     means = {k: round(float(np.mean([s[k]["mrr@10"] for s in sets.values() if k in s])), 4) for k in labels}
     moved = {k: [sum(s[k]["mrr@10"] > s["shipped"]["mrr@10"] + 1e-9 for s in sets.values() if k in s),
                  sum(s[k]["mrr@10"] < s["shipped"]["mrr@10"] - 1e-9 for s in sets.values() if k in s)] for k in labels}
     payload = {"machine": machine(), "commit": _commit(), "sets": sets, "mean_mrr@10": means, "sets_up_down": moved}
-    lines = ["# Question sentences and anchor text: two retrieval levers, measured (stop 54)", "",
+    lines = ["# Question sentences, release notes read wider, anchor text: retrieval levers measured (stop 54)", "",
              f"`benchmarks/query_levers.py` at {payload['commit']} ({payload['machine']['date']}). Page MRR@10 per set; "
              "the last rows: the mean over the sets and how many sets each lever moves up / down.", "",
              "| set (questions, of them multi-sentence) | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]

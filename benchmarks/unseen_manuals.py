@@ -142,7 +142,7 @@ from deployments.engines import extractive as X  # noqa: E402
 from deployments.gate_rule import GATE_PASSAGES, decide  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
 from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
-from docindex import quotable_terms  # noqa: E402
+from docindex import quotable_terms, release_notes  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.minilm import default_embedder  # noqa: E402
 from docindex.noise_floor import Floors, collection_floors  # noqa: E402
@@ -197,6 +197,9 @@ def main() -> None:
                         help="quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below")
     parser.add_argument("--following-alone", action="store_true",
                         help="quotes as before stop 53: \"… the following criteria\" with no stop is quoted without its list")
+    parser.add_argument("--release-notes-wider", action="store_true",
+                        help="stop 54's measured, unshipped reading: pre-release numbers are versions and a page titled "
+                             "with one release is release notes (docindex.release_notes.PRE_RELEASES, RELEASE_TITLES)")
     parser.add_argument("--metadata-fields", action="store_true",
                         help="stop 54's measured, unshipped rule: a field line naming no value (\"Availability: …\") "
                              "alone above a text is metadata, no term of it")
@@ -211,6 +214,7 @@ def main() -> None:
     quotable_terms.EXAMPLE_CAPTIONS = {"quoted": False, "code": "code", "all": True}[args.example_captions]
     quotable_terms.FOLLOWING_WITHOUT_STOP = not args.following_alone
     quotable_terms.METADATA_FIELDS_NOT_TERMS = args.metadata_fields
+    release_notes.PRE_RELEASES = release_notes.RELEASE_TITLES = args.release_notes_wider
     settings = Settings()
     rule = {**settings.gate_rule(), **({"name_margin": None} if args.no_name_clause else {})}
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
@@ -265,6 +269,7 @@ def main() -> None:
                **({"example_captions": args.example_captions} if args.example_captions != "code" else {}),
                **({"name_clause": False} if args.no_name_clause else {}),
                **({"metadata_fields_not_terms": True} if args.metadata_fields else {}),
+               **({"release_notes_wider": True} if args.release_notes_wider else {}),
                **({"following_without_stop": False} if args.following_alone else {}),
                **({"echo": args.echo} if args.echo is not None else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+from docindex import release_notes
 from docindex.index import Index
 from docindex.ingest import ingest
 from docindex.ranking import DEFAULT_RANKING, DOCUMENT_RANKING, Ranking
@@ -21,9 +22,30 @@ def test_a_short_heading_with_a_version_number_is_a_version_heading(heading: str
 
 @pytest.mark.parametrize("heading", ["8.15.1. Declaration of Array Types", "3.1. Objects, values and types", "Added",
                                      "Upgrading from an older release", "Python 3.11 and the new parser: what it means for "
-                                     "the extension modules you wrote", "Use 2.5x less memory"])
+                                     "the extension modules you wrote", "Use 2.5x less memory", "Version 2.2.x",
+                                     "Wait 1.5s"])
 def test_a_section_number_or_a_long_heading_is_not(heading: str) -> None:
     assert not is_version_heading(heading)
+
+
+def test_pre_releases_and_release_titles_are_measured_switches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # stop 54 measured both and shipped neither (docindex/release_notes.py: PRE_RELEASES, RELEASE_TITLES)
+    headings = ["What’s new in PyTables 1.2", "API additions", "Deprecated features"]
+    titles = ["What’s new in PyTables 1.2 — PyTables 3.7.0 documentation", "What’s new in PyTables 1.2"]
+    assert not is_version_heading("Changes from 2.2b1 to 2.2b2")
+    assert not is_release_notes(headings, titles)
+    monkeypatch.setattr(release_notes, "PRE_RELEASES", True)
+    for heading in ("Changes from 2.2b1 to 2.2b2", "Release 1.0rc1", "2.0.0a3"):
+        assert is_version_heading(heading)
+    assert not is_version_heading("Use 1.5GB of RAM")
+    monkeypatch.setattr(release_notes, "RELEASE_TITLES", True)
+    # PyTables' "What’s new in PyTables 1.2" over "API additions", "Deprecated features"; one version heading, not three
+    assert is_release_notes(headings, titles)
+    assert is_release_notes(["API additions"], ["E.18. Release 15.1"])             # PostgreSQL's release pages
+    assert is_release_notes([], ["Release notes for PyTables 3.7 series — PyTables 3.7.0 documentation"])
+    # the site's version after " — " is not the page's, and a version without a release word names no release
+    assert not is_release_notes([], ["Installation — PyTables 3.7.0 documentation"])
+    assert not is_release_notes([], ["Upgrading to 2.0", "Python 3.11 support"])
 
 
 def test_a_page_is_release_notes_when_most_of_its_headings_are_versions() -> None:
