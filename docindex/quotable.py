@@ -259,7 +259,7 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
         value = _is_value(text, blocks[at])
         values, valued = values and (note or value), valued or value
         at -= 1
-    terms = terms if named else [t for t in terms if not metadata_field(t)]    # fields alone: metadata?
+    terms = terms if named else [t for t in terms if not metadata_field(t)]    # fields alone: metadata (off)
     if HEADINGS_NAME_VALUES and valued and values and not named:
         heading = text[blocks[at].start:blocks[at].end].lstrip("#").strip() if at >= 0 else name
         above = _term_line(heading) if at < 0 or blocks[at].kind == "heading" else ""
