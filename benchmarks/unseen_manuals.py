@@ -197,6 +197,8 @@ def main() -> None:
                         help="quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below")
     parser.add_argument("--following-alone", action="store_true",
                         help="quotes as before stop 53: \"… the following criteria\" with no stop is quoted without its list")
+    parser.add_argument("--clip", type=int, default=900, metavar="CHARS",
+                        help="characters of each passage the engine is given (default 900: prompt_max_chars_per_source)")
     parser.add_argument("--release-notes-wider", action="store_true",
                         help="stop 54's measured, unshipped reading: pre-release numbers are versions and a page titled "
                              "with one release is release notes (docindex.release_notes.PRE_RELEASES, RELEASE_TITLES)")
@@ -233,7 +235,7 @@ def main() -> None:
     def gated(question: str) -> tuple[list[Passage], bool]:
         """The 4 passages the Gate and the engine get, and the Gate's decision."""
         found = gate_passages(passages, question, args.collection, floors)
-        given = list(build_prompt(question, found, PromptLimits(GATE_PASSAGES, 900)).passages)
+        given = list(build_prompt(question, found, PromptLimits(GATE_PASSAGES, args.clip)).passages)
         return given, decide(found, **rule, question=question).passed    # the Gate sees them whole, as served
 
     out = []
@@ -270,6 +272,7 @@ def main() -> None:
                **({"name_clause": False} if args.no_name_clause else {}),
                **({"metadata_fields_not_terms": True} if args.metadata_fields else {}),
                **({"release_notes_wider": True} if args.release_notes_wider else {}),
+               **({"clip": args.clip} if args.clip != 900 else {}),
                **({"following_without_stop": False} if args.following_alone else {}),
                **({"echo": args.echo} if args.echo is not None else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),

@@ -110,6 +110,8 @@ def main() -> None:
                         help="also score the shipped knobs with max_sentences N (the answer's length trade-off)")
     parser.add_argument("--echoes", nargs="*", type=float, default=[], metavar="W",
                         help="also score the shipped knobs with echo W (stop 52; 0: before it)")
+    parser.add_argument("--clips", nargs="*", type=int, default=[], metavar="CHARS",
+                        help="also score the shipped engine on passages clipped at CHARS, not 900 (stop 54)")
     args = parser.parse_args()
     if args.grid and args.split != "dev":
         parser.error("--grid tunes: dev half only")
@@ -124,12 +126,17 @@ def main() -> None:
     by_sentences = {str(n): score(ready(X.ExtractiveEngine(max_sentences=n), embedder), questions, contexts)
                     for n in args.sentences}
     by_echo = {f"{w:g}": score(ready(X.ExtractiveEngine(echo=w), embedder), questions, contexts) for w in args.echoes}
+    by_clip = {}
+    for clip in args.clips:
+        clipped = oos_contexts(args.corpus, args.split, clip=clip)[1]
+        by_clip[str(clip)] = score(ready(X.ExtractiveEngine(), embedder), questions, clipped) | {
+            key: value for key, value in gold_bounds(questions, clipped).items() if key == "gold_in_best_passage"}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {"corpus": args.corpus, "split": args.split, "questions": len(questions), "evidence_in_passages": bound,
               **gold_bounds(questions, contexts, hindsight=True),
               "shipped": shipped, "by_embedder": by_embedder,
               **({"by_max_sentences": by_sentences} if by_sentences else {}),
-              **({"by_echo": by_echo} if by_echo else {}), "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              **({"by_echo": by_echo} if by_echo else {}), **({"by_clip": by_clip} if by_clip else {}), "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"}
     print(json.dumps(result), flush=True)
     RESULTS.mkdir(exist_ok=True)
