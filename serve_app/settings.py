@@ -191,13 +191,14 @@ class Settings(BaseSettings):
         "781 real questions refused against 32 with the clauses, 3,913 of 4,032 fresh off-topic ones against 3,968. "
         "null = those clauses."))
     gate_name_margin: float | None = Field(1.0, ge=0.0, le=50.0, description=(
-        "Where the learned score decides: the score a question needs when it names something its collection never "
-        "mentions (a capitalized name such as \"Sonos\" or \"Garmin\" among the question's words no chunk holds, "
-        "as docindex sends them; deployments/gate_rule.py), instead of 0: its passages' mean cosine must then clear "
-        "the noise floor by ~0.03 more. Chosen on dev data by benchmarks/gate_names.py (results/gate_names.md: the "
-        "largest margin that refuses no more real dev questions; the dev halves, cMCP and 26 manuals): off-topic "
-        "questions let through 83 -> 61 of 4,438, real ones refused 6 -> 6 of 578; held out (the test halves and "
-        "seven manuals): 25 -> 17 of 1,396 and 1 -> 1 of 230. null = off."))
+        "Where the learned score decides: the score a question needs for each thing it names that its collection "
+        "never mentions (a capitalized name such as \"Sonos\" or \"Garmin\" among the question's words no chunk "
+        "holds, as docindex sends them; deployments/gate_rule.py), instead of 0: one such name, and its passages' "
+        "mean cosine must clear the noise floor by ~0.03 more; two, by ~0.07. Chosen on dev data by "
+        "benchmarks/gate_names.py (results/gate_names.md: the largest margin that refuses no more real dev questions; "
+        "the dev halves, cMCP and 26 manuals): off-topic questions let through 83 -> 58 of 4,438, real ones refused "
+        "6 -> 6 of 578; held out (the test halves and 13 manuals): 35 -> 22 of 2,308 and 2 -> 2 of 358. Each name "
+        "adding the margin is stop 54's (stop 53's form, the margin once: 61 and 24). null = off."))
 
     # ---------------------------------------------------------------- prompt / generation
     prompt_max_sources: int = Field(

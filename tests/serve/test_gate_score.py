@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from deployments import gate_rule
 from deployments.gate_rule import FEATURES, absent_names, decide, features, question_names, score
 from deployments.passage import Passage
 from serve_app.settings import Settings
@@ -117,6 +118,21 @@ def test_a_question_naming_what_its_collection_never_mentions_needs_the_name_mar
     strong = [replace_cosine(p, p.cosine + 0.1) for p in audio]                       # mean 0.435: score ~3.7
     assert decide(strong, **rule, question=sonos).passed
     assert decide(audio, **rule, question="How do I make several audio streams play together?").passed  # no name
+
+
+def test_each_name_its_collection_never_mentions_adds_the_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cockpit's guide passed "How do I change my heart rate zones on a Garmin Forerunner?" at a score of 1.6 (stop 54)
+    rule = {**CLAUSES, "score_weights": MEAN_ONLY, "name_margin": 1.0}
+    guide = [Passage(source="c.html", text="Metrics and history of the system.", cosine=c, coverage=0.2,
+                     noise_floor=0.30, unknown_terms=("garmin", "forerunner", "heart"))
+             for c in (0.36, 0.35, 0.34, 0.33)]
+    one, two = "How do I change my zones on a Garmin watch?", "How do I change my zones on a Garmin Forerunner?"
+    single, double = decide(guide, **rule, question=one), decide(guide, **rule, question=two)
+    assert 1.0 < (single.score or 0) < 2.0 and single.score == double.score
+    assert single.passed and single.absent == ("Garmin",)
+    assert not double.passed and double.absent == ("Garmin", "Forerunner")          # needs 2 x the margin
+    monkeypatch.setattr(gate_rule, "NAMES_ADD_UP", False)                           # stop 53: the margin once
+    assert decide(guide, **rule, question=two).passed
 
 
 def replace_cosine(p: Passage, cosine: float) -> Passage:
