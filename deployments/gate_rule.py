@@ -82,7 +82,7 @@ class GateRule(TypedDict):
     noise_margin: float | None
     sentence_margin: float | None
     score_weights: tuple[float, ...] | None     # bias, then one weight per FEATURES entry
-    name_margin: float | None                   # the score a question naming what its collection lacks needs
+    name_margin: float | None                   # the score each name its collection lacks adds to what is needed
 
 
 NAMES_ADD_UP = True
