@@ -24,7 +24,7 @@ from benchmarks import gate_names  # noqa: E402
 from benchmarks.docindex_common import machine, write_results  # noqa: E402
 from benchmarks.gate_noise_floor import _commit  # noqa: E402
 from benchmarks.oos.questions import fresh_off_topic  # noqa: E402
-from deployments.gate_rule import decide, question_names  # noqa: E402
+from deployments.gate_rule import question_names  # noqa: E402
 from docindex import noise_floor  # noqa: E402
 
 VENDOR_PROBES = (
@@ -76,16 +76,13 @@ def raised(floors: noise_floor.Floors, vendor: list[tuple[float | None, float | 
 
 
 def tally(rows: list[dict], floors: tuple[float, float | None] | None) -> dict:
-    out = {"real": 0, "wrong": 0, "off_topic": 0, "off_topic_passed": 0}
-    for row in rows:
-        found = row["found"] if floors is None else [dataclasses.replace(
+    """gate_names.tally at the shipped margin, over `rows` whose passages carry `floors` (None: as sent)."""
+    if floors is not None:
+        rows = [{**row, "found": [dataclasses.replace(
             p, noise_floor=floors[0] if p.noise_floor is not None else None,
-            sentence_floor=floors[1] if p.sentence_floor is not None else None) for p in row["found"]]
-        passed = decide(found, **gate_names.RULE, question=row["q"]).passed
-        kind = "real" if row["kind"] == "real" else "off_topic"
-        out[kind] += 1
-        out["wrong" if kind == "real" else "off_topic_passed"] += (not passed) if kind == "real" else passed
-    return out
+            sentence_floor=floors[1] if p.sentence_floor is not None else None) for p in row["found"]]}
+                for row in rows]
+    return gate_names.tally(rows, gate_names.RULE["name_margin"])
 
 
 def main() -> None:

@@ -103,7 +103,8 @@ def anchor_texts(root: Path, sources: list[str]) -> dict[str, list[str]]:
     have, texts = set(sources), defaultdict(set)
     for source in (s for s in sources if s.endswith((".html", ".htm", ".html.gz"))):
         try:
-            raw = (gzip.open if source.endswith(".gz") else open)(root / source, "rb").read()
+            with (gzip.open if source.endswith(".gz") else open)(root / source, "rb") as page:
+                raw = page.read()
         except OSError:
             continue
         parser = _Links()

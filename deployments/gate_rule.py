@@ -133,8 +133,8 @@ def decide(passages: Sequence[Passage], *, min_cosine: float, coverage_weight: f
     absent = absent_names(question, passages) if name_margin is not None else ()    # reported on every path
     scored = score(passages, score_weights) if passed and score_weights is not None else None
     if scored is not None:
-        needed = max(0.0, name_margin) * (len(absent) if NAMES_ADD_UP else min(1, len(absent))) \
-            if name_margin is not None else 0.0
+        names = len(absent) if NAMES_ADD_UP else min(1, len(absent))     # () where name_margin is None
+        needed = max(0.0, name_margin or 0.0) * names
         return GateDecision(passed=scored >= needed, best_cosine=best, score=scored, absent=absent)
     if passed and coverage_weight is not None and min_evidence is not None:
         weighed = evidence(passages, coverage_weight)

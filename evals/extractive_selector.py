@@ -82,24 +82,14 @@ def features(found: list, given: list, cosine: np.ndarray, lexical: np.ndarray, 
 
 
 def select(row: dict, score: np.ndarray, keep: float) -> str:
-    """The engine's selection (X.ExtractiveEngine.select) over `score`, keeping candidates within `keep` of the best."""
-    found, order = row["found"], np.argsort(-score, kind="stable")
-    chosen, budget = [found[int(order[0])]], 256 - X._cost(found[int(order[0])])
-    eligible = [int(i) for i in order[1:] if score[i] >= score[order[0]] - keep]
-    while len(chosen) < 3:
-        best, value = None, -math.inf
-        for i in eligible:
-            c = found[i]
-            if c in chosen or X._cost(c) > budget:
-                continue
-            near = max(X.redundancy(c.text, o.text) for o in chosen)
-            if near < X.NEAR_DUPLICATE and score[i] - 0.3 * near > value:
-                best, value = c, score[i] - 0.3 * near
-        if best is None:
-            break
-        chosen.append(best)
-        budget -= X._cost(best)
-    return " ".join(X.ExtractiveEngine.render(chosen[:1] + sorted(chosen[1:], key=lambda c: (c.n, c.start))))
+    """The engine's own selection (X.ExtractiveEngine.select: the best first, then maximal marginal relevance) over
+    `score`, keeping the candidates within `keep` of the best: shifted so that they, and only they, are >= 0."""
+    order = np.argsort(-score, kind="stable")
+    shifted = score - (score[order[0]] - keep if math.isfinite(keep) else score.min())
+    return " ".join(X.ExtractiveEngine.render(_SELECT.select("", row["found"], shifted, order, 256)))
+
+
+_SELECT = X.ExtractiveEngine(keep_ratio=0.0, max_sentences=3)   # eligible: shifted >= 0; the shipped diversity
 
 
 def hindsight(row: dict) -> str:
