@@ -245,6 +245,10 @@ def test_a_manual_written_as_preformatted_text_is_a_document(tmp_path):
     '<div class="prev-next-area"><a class="left-prev" href="style.html" title="previous page"><p>previous</p>'
     '<p>Table Visualization</p></a><a class="right-next" href="w.html" title="next page"><p>next</p><p>Windowing</p></a></div>',
     '<a class="next-page" href="n.html"><div class="context"><span>Next</span></div><div class="title">Usage</div></a>',
+    # openstackdocstheme (every OpenStack project): the byline, the licence and "questions?"
+    '<div class="row docs-byline"><div class="docs-updated">updated: 2022-09-27 08:34</div></div>',
+    '<div class="docs-license"><p>Except where otherwise noted, this document is licensed under Creative Commons '
+    'Attribution 3.0 License.</p></div><div class="docs-actions-wrapper"><a href="q">questions?</a></div>',
 ])
 def test_html_page_chrome_is_not_text(tmp_path, chrome):
     path = tmp_path / "page.html"
