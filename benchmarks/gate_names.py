@@ -1,6 +1,7 @@
 """The Gate's name clause (stop 53): a question naming something its collection never mentions needs a learned
 score of `gate_name_margin`, not 0, and since stop 54 that margin for each such name (gate_rule.NAMES_ADD_UP;
-deployments/gate_rule.py). Chosen on dev data, reported held out; the report also replays stop 53's form.
+deployments/gate_rule.py); since stop 55 a word that starts in lower case with a capital after ("iPhone") is a name
+too (gate_rule.CAMEL_NAMES). Chosen on dev data, reported held out; the report also replays stop 53's form.
 
     .venv/bin/python benchmarks/gate_names.py --dev frr=/tmp/frr.db ... --held pika=/tmp/pika.db ...
 
@@ -58,22 +59,24 @@ def asked(db: str, collection: str, items: list[tuple[str, str]]) -> list[dict]:
     return out
 
 
-def passes(row: dict, margin: float | None, add_up: bool | None = None) -> bool:
+def passes(row: dict, margin: float | None, add_up: bool | None = None, camel: bool | None = None) -> bool:
     """The Gate's decision with name margin `margin` (None: the clause off), each absent name adding it
-    (`add_up`, gate_rule.NAMES_ADD_UP; None: as shipped) or all of them needing it once (stop 53)."""
-    shipped = gate_rule.NAMES_ADD_UP
-    gate_rule.NAMES_ADD_UP = shipped if add_up is None else add_up
+    (`add_up`, gate_rule.NAMES_ADD_UP; None: as shipped) or all of them needing it once (stop 53), and a word like
+    "iPhone" a name (`camel`, gate_rule.CAMEL_NAMES; None: as shipped) or not (before stop 55)."""
+    shipped = gate_rule.NAMES_ADD_UP, gate_rule.CAMEL_NAMES
+    gate_rule.NAMES_ADD_UP = shipped[0] if add_up is None else add_up
+    gate_rule.CAMEL_NAMES = shipped[1] if camel is None else camel
     try:
         return decide(row["found"], **{**RULE, "name_margin": margin}, question=row["q"]).passed
     finally:
-        gate_rule.NAMES_ADD_UP = shipped
+        gate_rule.NAMES_ADD_UP, gate_rule.CAMEL_NAMES = shipped
 
 
-def tally(rows: list[dict], margin: float | None, add_up: bool | None = None) -> dict:
+def tally(rows: list[dict], margin: float | None, add_up: bool | None = None, camel: bool | None = None) -> dict:
     real = [r for r in rows if r["kind"] == "real"]
     off = [r for r in rows if r["kind"] != "real"]
-    return {"real": len(real), "wrong": sum(not passes(r, margin, add_up) for r in real),
-            "off_topic": len(off), "off_topic_passed": sum(passes(r, margin, add_up) for r in off)}
+    return {"real": len(real), "wrong": sum(not passes(r, margin, add_up, camel) for r in real),
+            "off_topic": len(off), "off_topic_passed": sum(passes(r, margin, add_up, camel) for r in off)}
 
 
 def sets(dev_manuals: list[str], held_manuals: list[str]) -> dict[str, tuple[str, list[dict]]]:
@@ -110,13 +113,16 @@ def main() -> None:
               for part in ("dev", "held")}
     once = {part: {str(m): tally([r for p, rows in data.values() if p == part for r in rows], m, False) for m in MARGINS}
             for part in ("dev", "held")}         # stop 53's form: several absent names need the margin once
+    uncameled = {part: {str(m): tally([r for p, rows in data.values() if p == part for r in rows], m, None, False)
+                        for m in MARGINS} for part in ("dev", "held")}      # before stop 55: "iPhone" is no name
     once_by_set = {name: tally(rows, shipped, False) for name, (_, rows) in data.items()}
     named = {name: [{"kind": r["kind"], "q": r["q"], "score": round(r["score"], 3), "absent": r["absent"]}
                     for r in rows if r["absent"] and r["passed"]] for name, (_, rows) in data.items()}
     chosen = max(m for m in MARGINS if m is not None and totals["dev"][str(m)]["wrong"] == totals["dev"]["None"]["wrong"])
     payload = {"machine": machine(), "commit": _commit(), "shipped_margin": shipped, "chosen_margin": chosen,
                "margins": list(MARGINS),
-               "names_add_up": gate_rule.NAMES_ADD_UP, "totals": totals, "totals_names_once": once,
+               "names_add_up": gate_rule.NAMES_ADD_UP, "camel_names": gate_rule.CAMEL_NAMES, "totals": totals,
+               "totals_names_once": once, "totals_no_camel_names": uncameled,
                "sets_names_once_at_shipped_margin": once_by_set, "sets": by_set,
                "passing_questions_with_absent_names": named}
     lines = ["# The Gate's name clause: a question naming what its collection never mentions needs a higher score", "",
@@ -131,6 +137,7 @@ def main() -> None:
 
     for label, cells in [(f"**{p}** (all)", totals[p]) for p in ("dev", "held")] + \
                         [(f"{p} (all), each absent name counted once (stop 53)", once[p]) for p in ("dev", "held")] + \
+                        [(f"{p} (all), \"iPhone\" no name (before stop 55)", uncameled[p]) for p in ("dev", "held")] + \
                         [(f"{n} ({s['part']})", s) for n, s in by_set.items()]:
         lines.append(f"| {label} | " + " | ".join(cell(cells[str(m)]) for m in MARGINS) + " |")
     lines += ["", f"At the shipped margin ({shipped}), each absent name adding it (since stop 54) against several "

@@ -91,6 +91,9 @@ def test_the_gate_weighs_as_many_passages_as_the_floors_count():
     ("Does Cockpit's idle timeout apply? Netflix's plan.", ["Cockpit"]),     # after a sentence's end: no name
     ("I passed -s 4k expecting a 3840x2160 UHD file, bigger than RAM, for URLs", []),  # acronyms are no names
     ("Which SciPy function takes a low-level callback?", ["SciPy"]),
+    # a word in lower case with a capital after is a name, even first (stop 55): "iPhone", "eBay", an identifier
+    ("iPhone backups: how do I cancel my Netflix subscription on an iPad?", ["iPhone", "Netflix", "iPad"]),
+    ("Why does nextCmd walk past the table?", ["nextCmd"]),
 ])
 def test_a_questions_names_are_its_capitalized_words_after_the_first(question: str, names: list[str]) -> None:
     assert question_names(question) == names
@@ -133,6 +136,20 @@ def test_each_name_its_collection_never_mentions_adds_the_margin(monkeypatch: py
     assert not double.passed and double.absent == ("Garmin", "Forerunner")          # needs 2 x the margin
     monkeypatch.setattr(gate_rule, "NAMES_ADD_UP", False)                           # stop 53: the margin once
     assert decide(guide, **rule, question=two).passed
+
+
+def test_a_word_like_iphone_is_a_name_its_collection_may_lack(monkeypatch: pytest.MonkeyPatch) -> None:
+    # openstackclient's reference passed "How do I cancel my Netflix subscription on an iPhone?" (zaqar's
+    # subscriptions) with one absent name; "iPhone" is a second since stop 55
+    rule = {**CLAUSES, "score_weights": MEAN_ONLY, "name_margin": 1.0}
+    guide = [Passage(source="zaqar.html", text="Delete a subscription.", cosine=c, coverage=0.3, noise_floor=0.30,
+                     unknown_terms=("netflix", "iphone")) for c in (0.36, 0.35, 0.34, 0.33)]
+    question = "How do I cancel my Netflix subscription on an iPhone?"
+    decision = decide(guide, **rule, question=question)
+    assert not decision.passed and decision.absent == ("Netflix", "iPhone") and 1.0 < (decision.score or 0) < 2.0
+    monkeypatch.setattr(gate_rule, "CAMEL_NAMES", False)                            # before stop 55
+    assert decide(guide, **rule, question=question).absent == ("Netflix",)
+    assert decide(guide, **rule, question=question).passed
 
 
 def replace_cosine(p: Passage, cosine: float) -> Passage:
