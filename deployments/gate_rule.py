@@ -61,8 +61,9 @@ mentions and needs 2. Dev: off-topic passes 61 -> 58 of 4,438, real refusals 6 -
 with two such names, "… OrderLineItem … CamelCase …" on peewee's manual, scores 5.6); held out: results/gate_names.md.
 Since stop 55 a word that starts in lower case with a capital after is a name too, wherever it stands (CAMEL_NAMES):
 openstackclient's reference passed "How do I cancel my Netflix subscription on an iPhone?" on zaqar's subscriptions
-(it still does: 2.84, over 2; "How do I reset my iPhone to factory settings?", 0.61, no longer). Dev: off-topic passes 58 -> 56 of 4,438, real refusals 6 -> 6 of 578 (Requests' "… app for iPhone and iPad …"
-scores 6.9); held out (the test halves, 17 manuals): 23 -> 23 of 2,916, real 2 -> 2 of 422.
+(it still does: 2.84, over 2; "How do I reset my iPhone to factory settings?", 0.61, no longer). Dev: off-topic
+passes 58 -> 56 of 4,438, real refusals 6 -> 6 of 578 (Requests' "… app for iPhone and iPad …" scores 6.9); held
+out (the test halves, 17 manuals): 23 -> 23 of 2,916, real 2 -> 2 of 422.
 
 Ray-free (benchmarks replay it over recorded scores); deployments/gate.py
 wraps it in a Serve deployment.
