@@ -199,9 +199,9 @@ _EDGES = re.compile(r"^[\"'(\[“‘]+|(?:'s|’s)?[\"'),.?!:;\]”’]*$")
 
 
 def question_names(question: str) -> list[str]:
-    """The capitalized names of `question`: words after its first and after no sentence's end, each with a
-    lower-case letter after its capital (a name, not an acronym or an acronym's plural), quotes and a possessive
-    's stripped."""
+    """The names of `question`, quotes and a possessive 's stripped: capitalized words after its first and after no
+    sentence's end, each with a lower-case letter after its capital (a name, not an acronym or an acronym's plural),
+    and, with CAMEL_NAMES, any word that starts in lower case with a capital after ("iPhone")."""
     words = _WORD.findall(question)
     found = []
     for i, word in enumerate(words):
