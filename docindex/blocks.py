@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 55
+READING_VERSION = 56
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep

@@ -66,6 +66,7 @@ _CHROME = ", ".join((
     # Its sidebar (div.docs-sidebar: the book's contents, and "Page Contents", the page's own headings) stays:
     # dropped too, it cost two openstackclient questions their first page (MRR 0.922 -> 0.830).
     "div.docs-byline", "div.docs-license", "div.docs-actions-wrapper",
+    "div.deck",         # sphinx_celery (Celery, Kombu): "This document describes the current stable version of …"
     # API references' boilerplate, the same on every page: Javadoc's "Methods inherited from class
     # java.lang.Object: equals, …" (243 of Ant's taskdefs chunks); rustdoc's source links and versions,
     # and its blanket and auto-trait implementations (84 identical chunks in std::collections alone)

@@ -249,6 +249,9 @@ def test_a_manual_written_as_preformatted_text_is_a_document(tmp_path):
     '<div class="row docs-byline"><div class="docs-updated">updated: 2022-09-27 08:34</div></div>',
     '<div class="docs-license"><p>Except where otherwise noted, this document is licensed under Creative Commons '
     'Attribution 3.0 License.</p></div><div class="docs-actions-wrapper"><a href="q">questions?</a></div>',
+    # sphinx_celery's banner over every page of Celery's and Kombu's docs
+    '<div class="deck"><p>This document describes the current stable version of Celery (5.2). For development docs, '
+    '<a href="http://docs.celeryproject.org/en/master/">go here</a>.</p></div>',
 ])
 def test_html_page_chrome_is_not_text(tmp_path, chrome):
     path = tmp_path / "page.html"
