@@ -109,12 +109,14 @@ def main() -> None:
     shipped = RULE["name_margin"]
     data = sets(args.dev, args.held)
     by_set = {name: {"part": part, **{str(m): tally(rows, m) for m in MARGINS}} for name, (part, rows) in data.items()}
-    totals = {part: {str(m): tally([r for p, rows in data.values() if p == part for r in rows], m) for m in MARGINS}
-              for part in ("dev", "held")}
-    once = {part: {str(m): tally([r for p, rows in data.values() if p == part for r in rows], m, False) for m in MARGINS}
-            for part in ("dev", "held")}         # stop 53's form: several absent names need the margin once
-    uncameled = {part: {str(m): tally([r for p, rows in data.values() if p == part for r in rows], m, None, False)
-                        for m in MARGINS} for part in ("dev", "held")}      # before stop 55: "iPhone" is no name
+    pooled = {part: [r for p, rows in data.values() if p == part for r in rows] for part in ("dev", "held")}
+
+    def per_margin(add_up: bool | None = None, camel: bool | None = None) -> dict[str, dict[str, dict]]:
+        return {part: {str(m): tally(rows, m, add_up, camel) for m in MARGINS} for part, rows in pooled.items()}
+
+    totals = per_margin()
+    once = per_margin(add_up=False)         # stop 53's form: several absent names need the margin once
+    uncameled = per_margin(camel=False)     # before stop 55: "iPhone" is no name
     once_by_set = {name: tally(rows, shipped, False) for name, (_, rows) in data.items()}
     named = {name: [{"kind": r["kind"], "q": r["q"], "score": round(r["score"], 3), "absent": r["absent"]}
                     for r in rows if r["absent"] and r["passed"]] for name, (_, rows) in data.items()}
