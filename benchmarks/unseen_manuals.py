@@ -135,6 +135,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-keystoneauth1-doc/html --db /tmp/keystoneauth.db --collection keystoneauth
     docindex ingest /usr/share/doc/python-mpmath-doc/html --db /tmp/mpmath.db --collection mpmath
     docindex ingest /usr/share/doc/python-oslo.config-doc/html --db /tmp/osloconfig.db --collection osloconfig
+    # stop 56: apt-get install python-black-doc python-authlib-doc python-cmd2-doc python-behave-doc
+    docindex ingest /usr/share/doc/python-black-doc/html --db /tmp/black.db --collection black
+    docindex ingest /usr/share/doc/python-authlib-doc/html --db /tmp/authlib.db --collection authlib
+    docindex ingest /usr/share/doc/python-cmd2-doc/html --db /tmp/cmd2.db --collection cmd2
+    docindex ingest /usr/share/doc/python-behave-doc/html --db /tmp/behave.db --collection behave
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
