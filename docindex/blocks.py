@@ -67,7 +67,8 @@ unless they read as a citation: "obj[key]", "Optional[str]", not "obj(key)"; "In
 text below it nor quoted: toolz' "compose pipe" over the next entry's signature, quotable_terms.see_also_content).
 54: stop 53 (a paragraph ending on "the following criteria", with no stop, carries the list under it, as a lead-in
 with a colon does: quotable_terms.ends_following; a sentence that only says what the example below it shows is not
-quoted without it: quotable_terms.example_caption)."""
+quoted without it: quotable_terms.example_caption). 55: stop 55 (openstackdocstheme's byline, licence and "questions?"
+are chrome). 56: stop 55 (sphinx_celery's version banner, div.deck, is chrome)."""
 
 
 @dataclass(frozen=True)

@@ -259,6 +259,41 @@ def test_html_page_chrome_is_not_text(tmp_path, chrome):
     assert [(b.kind, b.text) for b in extract(path).blocks] == [("heading", "LOCK"), ("para", "LOCK — lock a table.")]
 
 
+def test_what_lies_outside_a_pages_main_region_is_the_sites(tmp_path, monkeypatch):
+    """scikit-learn's "Toggle Menu" and "Please cite us…", Mako's release line, the Book theme's credit: text a site
+    puts around every page's <main> (or role="main"), which no generator rule named (html_main.py, stop 56; measured
+    and off, html_reader.MAIN_ONLY)."""
+    import docindex.html_reader as reader
+
+    monkeypatch.setattr(reader, "MAIN_ONLY", True)
+    text = "<p>" + "LOCK takes a table-level lock, waiting if necessary for any conflicting locks. " * 3 + "</p>"
+    for main in (f"<main><h1>LOCK</h1>{text}</main>", f'<div role="main"><h1>LOCK</h1>{text}</div>'):
+        html = (f"<html><body>Other versions<div><h1>Mako 1.2.4 Documentation</h1><p>Toggle Menu</p></div>"
+                f"<div class='wrap'>{main}"
+                "<p>Theme by the Executable Book Project</p></div><p>Please cite us if you use the software.</p>"
+                "</body></html>")
+        assert page_texts(tmp_path, html) == ["LOCK", text[3:-4].strip()]
+        monkeypatch.setattr(reader, "MAIN_ONLY", False)             # as shipped: read whole
+        assert "Please cite us if you use the software." in page_texts(tmp_path, html)
+        monkeypatch.setattr(reader, "MAIN_ONLY", True)
+
+
+def test_the_main_region_is_kept_alone_only_where_it_is_the_page(tmp_path, monkeypatch):
+    """A <main> under half the page's text (a fragment, or one a script fills), or one without the page's only
+    <h1> (a theme titling the page above it), leaves the page read whole."""
+    import docindex.html_reader as reader
+
+    monkeypatch.setattr(reader, "MAIN_ONLY", True)
+    long = "LOCK takes a table-level lock, waiting if necessary for any conflicting locks. " * 3
+    small = f"<html><body><main><p>Loading…</p></main><h1>LOCK</h1><p>{long}</p></body></html>"
+    assert page_texts(tmp_path, small) == ["Loading…", "LOCK", long.strip()]
+    titled = f"<html><body><div class='hero'><h1>LOCK</h1></div><main><p>{long}</p></main></body></html>"
+    assert page_texts(tmp_path, titled) == ["LOCK", long.strip()]
+    scripted = (f"<html><body><script>{'var menu = 1; ' * 200}</script><p>Toggle Menu</p><main><h1>LOCK</h1>"
+                f"<p>{long}</p></main></body></html>")
+    assert page_texts(tmp_path, scripted) == ["LOCK", long.strip()]      # a script's text is no text to weigh
+
+
 def page_texts(tmp_path, html: str, name: str = "page.html") -> list[str]:
     """The texts of the blocks `extract` reads from `html` saved as `name`."""
     path = tmp_path / name
