@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .html_navigation import inside
 from .page_kinds import visible
 
 MAIN = "main, [role=main]"
@@ -41,10 +42,11 @@ def outside_main(tree: Any) -> list[Any]:
         return []
     if sum(_shown(main) for main in mains) < MAIN_SHARE * _shown(body):
         return []
+    main_ids = {main.mem_id for main in mains}
     titles = tree.css("h1")
-    if titles and not any(_within(heading, mains) for heading in titles):
+    if titles and not any(inside(heading, main_ids) for heading in titles):
         return []
-    kept = {main.mem_id for main in mains}
+    kept = set(main_ids)
     for main in mains:                      # every ancestor of a main region up to the body is kept (its frame)
         node = main.parent
         while node is not None and node.mem_id != body.mem_id:
@@ -74,14 +76,5 @@ def _shown(node: Any) -> int:
 
 
 def _outermost(nodes: list[Any]) -> list[Any]:
-    return [node for node in nodes if not _within(node, [other for other in nodes if other is not node])]
-
-
-def _within(node: Any, regions: list[Any]) -> bool:
-    ids = {region.mem_id for region in regions}
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id in ids:
-            return True
-        parent = parent.parent
-    return False
+    ids = {node.mem_id for node in nodes}
+    return [node for node in nodes if not inside(node, ids)]

@@ -20,7 +20,7 @@ def link_dense(tree: Any) -> list[Any]:
     found: list[Any] = []
     ids: set[int] = set()
     for node in tree.css(_LINK_BLOCKS):
-        if _inside(node, ids) or node.css_first("h1, h2, h3, h4, h5, h6, pre") is not None:
+        if inside(node, ids) or node.css_first("h1, h2, h3, h4, h5, h6, pre") is not None:
             continue
         links = node.css("a")
         if len(links) < MIN_LINKS:
@@ -73,10 +73,11 @@ def pagination(tree: Any) -> list[Any]:
         if top is not None and top.mem_id not in ids:
             found.append(top)
             ids.add(top.mem_id)
-    return [node for node in found if not _inside(node, ids)]      # the outermost ones
+    return [node for node in found if not inside(node, ids)]      # the outermost ones
 
 
-def _inside(node: Any, ids: set[int]) -> bool:
+def inside(node: Any, ids: set[int]) -> bool:
+    """Whether an ancestor of `node` is one of the nodes whose `mem_id`s are `ids`."""
     parent = node.parent
     while parent is not None:
         if parent.mem_id in ids:
