@@ -289,7 +289,8 @@ _PROMPT = re.compile(r"(?:>>>|\$) ")
 # row's cells read as lines a term could be made of (False: read as such).
 LAYOUT_HEADS_LABELS = True
 # Stop 56: what lies outside a page's <main> read as the site's (html_main.py). Measured and not shipped: retrieval
-# unchanged on the 7 manuals it changes, the answers' reference words lower on 3 (benchmarks/main_region.py).
+# unchanged on the 8 manuals (of 65) it reads otherwise, the answers' reference words lower on 3
+# (benchmarks/main_region.py).
 MAIN_ONLY = False
 
 
