@@ -80,8 +80,8 @@ def test_make_run_answers_with_a_citation_and_ctrl_c_leaves_nothing(tmp_path: Pa
                               timeout=120)
         assert response.status_code == 200, response.text
         data = response.json()["data"]
-        assert data["refused"] is False and data["citations"] and data["invalid_citations"] == []
-        assert {data["sources"][n - 1]["source"] for n in data["citations"]} == {"README.md"}
+        assert data["refused"] is False and data["citations"] and data["invalid_citations"] == [], data
+        assert {data["sources"][n - 1]["source"] for n in data["citations"]} == {"README.md"}, data
         os.killpg(run.pid, signal.SIGINT)                                # Ctrl-C
         assert run.wait(180) == 0, log.read_text()[-3000:]
     finally:
@@ -95,8 +95,8 @@ def test_make_run_answers_with_a_citation_and_ctrl_c_leaves_nothing(tmp_path: Pa
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{url}/healthz", timeout=2)
     text = log.read_text()
-    assert "launch: stopped" in text and "Traceback" not in text and "make: ***" not in text
-    assert "graceful_shutdown failed" not in text                       # Ray's stop noise (serve_app/ray_quiet.py)
+    assert "launch: stopped" in text and "Traceback" not in text and "make: ***" not in text, text[-3000:]
+    assert "graceful_shutdown failed" not in text, text[-3000:]         # Ray's stop noise (serve_app/ray_quiet.py)
 
 
 def test_only_rays_shutdown_noise_is_dropped(capsys: pytest.CaptureFixture[str]) -> None:
