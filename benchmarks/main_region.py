@@ -41,9 +41,12 @@ def pages(folder: Path) -> list[Path]:
                   for name in names if name.endswith((".html", ".htm", ".html.gz")))
 
 
-def read(path: Path, main_only: bool) -> list[tuple[str, str]] | None:
+def text_of(path: Path) -> str:
     raw = path.read_bytes()
-    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
+    return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
+
+
+def read(text: str, main_only: bool) -> list[tuple[str, str]] | None:
     html_reader.MAIN_ONLY = main_only
     try:
         return [(block.kind, block.text) for block in html_reader.parse_html(text).blocks]
@@ -60,12 +63,12 @@ def scan(folder: Path) -> dict:
     read_pages = marked = changed = 0
     removed: Counter[str] = Counter()
     for path in pages(folder):
-        before, after = read(path, False), read(path, True)
+        text = text_of(path)
+        before, after = read(text, False), read(text, True)
         if before is None or after is None:
             continue
         read_pages += 1
-        raw = path.read_bytes()
-        marked += LexborHTMLParser(gzip.decompress(raw) if path.suffix == ".gz" else raw).css_first(MAIN) is not None
+        marked += LexborHTMLParser(text).css_first(MAIN) is not None
         if before != after:
             changed += 1
             left = Counter(after)

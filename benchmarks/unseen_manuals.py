@@ -120,16 +120,7 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python3-lmfit/html --db /tmp/lmfit.db --collection lmfit
     docindex ingest /usr/share/doc/python-tornado-doc/html --db /tmp/tornado.db --collection tornado
     docindex ingest /usr/share/doc/python-pil-doc/html --db /tmp/pillow.db --collection pillow
-    # stops 52-55: the Debian packages whose names the paths give (apt-get install python-pika-doc ... python-oslo.config-doc)
-    docindex ingest /usr/share/doc/python-pika-doc/html --db /tmp/pika.db --collection pika   # also: toolz, jsonschema, pecan
-    docindex ingest /usr/share/doc/python-astropy-doc/html --db /tmp/astropy.db --collection astropy   # also: statsmodels
-    docindex ingest /usr/share/doc/frr/html --db /tmp/frr.db --collection frr
-    docindex ingest /usr/share/doc/ffmpeg/manual --db /tmp/ffmpeg.db --collection ffmpeg
-    docindex ingest /usr/share/doc/cockpit/guide --db /tmp/cockpit.db --collection cockpit
-    docindex ingest /usr/share/doc/cinder-doc/html --db /tmp/cinder.db --collection cinder
-    docindex ingest /usr/share/doc/python-sklearn-doc/html --db /tmp/sklearn.db --collection sklearn
-    docindex ingest /usr/share/doc/glances/html --db /tmp/glances.db --collection glances
-    docindex ingest /usr/share/doc/flask-sqlalchemy-doc/html --db /tmp/flasksqla.db --collection flasksqla
+    # stops 54-55: apt-get install python-distributed-doc ... python-oslo.config-doc (the packages the paths name)
     docindex ingest /usr/share/doc/python-distributed-doc/html --db /tmp/distributed.db --collection distributed   # also: flask, pytest, tables
     docindex ingest /usr/share/doc/python-pysnmp4-doc/html --db /tmp/pysnmp.db --collection pysnmp
     docindex ingest /usr/share/doc/python-keystoneauth1-doc/html --db /tmp/keystoneauth.db --collection keystoneauth

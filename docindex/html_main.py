@@ -46,25 +46,15 @@ def outside_main(tree: Any) -> list[Any]:
     titles = tree.css("h1")
     if titles and not any(inside(heading, main_ids) for heading in titles):
         return []
-    kept = set(main_ids)
-    for main in mains:                      # every ancestor of a main region up to the body is kept (its frame)
+    frames = {body.mem_id: body}        # the body and each main region's ancestors: kept, their other children not
+    for main in mains:
         node = main.parent
         while node is not None and node.mem_id != body.mem_id:
-            kept.add(node.mem_id)
+            frames[node.mem_id] = node
             node = node.parent
-    out: list[Any] = []
-    seen: set[int] = set()
-    for main in mains:
-        node = main
-        while node is not None and node.mem_id != body.mem_id:
-            parent = node.parent
-            if parent is None or parent.mem_id in seen:
-                break
-            seen.add(parent.mem_id)
-            out.extend(child for child in parent.iter(include_text=True)
-                       if child.mem_id not in kept and (child.tag != "-text" or (child.text(deep=False) or "").strip()))
-            node = parent
-    return out
+    kept = main_ids | frames.keys()
+    return [child for frame in frames.values() for child in frame.iter(include_text=True)
+            if child.mem_id not in kept and (child.tag != "-text" or (child.text(deep=False) or "").strip())]
 
 
 _NOT_SHOWN = "script, style, template, noscript"
