@@ -131,6 +131,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-authlib-doc/html --db /tmp/authlib.db --collection authlib
     docindex ingest /usr/share/doc/python-cmd2-doc/html --db /tmp/cmd2.db --collection cmd2
     docindex ingest /usr/share/doc/python-behave-doc/html --db /tmp/behave.db --collection behave
+    # stop 57: apt-get install python-pydicom-doc cdist-doc python-cookiecutter-doc aodh-doc
+    docindex ingest /usr/share/doc/python-pydicom-doc/html --db /tmp/pydicom.db --collection pydicom
+    docindex ingest /usr/share/doc/cdist/html --db /tmp/cdist.db --collection cdist
+    docindex ingest /usr/share/doc/python-cookiecutter-doc/html --db /tmp/cookiecutter.db --collection cookiecutter
+    docindex ingest /usr/share/doc/aodh-doc/html --db /tmp/aodh.db --collection aodh
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
