@@ -8,6 +8,7 @@ Serve handles.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Passage:
     # pack), for the extractive engine; None: not sent. Never shown to a client.
     quote_vectors: bytes | None = field(default=None, repr=False, compare=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("quote_vectors")
         return d

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Hit:
     release_notes: bool = False  # its page reads as release notes and the ranking scaled it (release_notes.py)
     unknown_terms: tuple[str, ...] = ()  # the query's words its collection never uses (the same for every hit)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["heading_path"] = list(self.heading_path)
         for name in ("noise_floor", "sentence_cosine", "sentence_floor", "copy_of"):
@@ -72,7 +73,7 @@ class DocumentInfo:
     sha256: str
     chunk_count: int
     sections: tuple[Section, ...]
-    metadata: dict = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

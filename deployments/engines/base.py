@@ -20,7 +20,7 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from deployments.passage import Passage
 
@@ -125,4 +125,4 @@ class EngineSpec:
     name: str
     model: str = ""
     slots: int = 1
-    options: dict = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
