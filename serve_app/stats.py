@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from serve_app.percentile import percentile
 
@@ -28,13 +29,13 @@ class AnswerStats:
     def record(self, record: AnswerRecord) -> None:
         self._records.append(record)
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         records: Iterable[AnswerRecord] = list(self._records)
         refusals = Counter(r.stage for r in records if r.outcome == "refused")
         errors = Counter(r.stage for r in records if r.outcome == "error")
-        latency = {}
+        latency: dict[str, dict[str, float | None]] = {}
         for stage in STAGES:
-            values = [r.timings[stage] for r in records if r.timings.get(stage) is not None]
+            values = [v for r in records if (v := r.timings.get(stage)) is not None]
             latency[stage] = {"p50": percentile(values, 50), "p95": percentile(values, 95), "n": len(values)}
         return {
             "window": self._records.maxlen,
