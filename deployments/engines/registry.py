@@ -23,6 +23,7 @@ def engine_class(name: str) -> type[Engine]:
         raise ConfigError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}") from None
     module, _, attr = target.partition(":")
     try:
-        return getattr(importlib.import_module(module), attr)
+        cls: type[Engine] = getattr(importlib.import_module(module), attr)
+        return cls
     except ImportError as e:
         raise ConfigError(f"engine {name!r} is not installed here ({e.name} missing); see docs/engines.md") from e
