@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from types import ModuleType
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -39,10 +40,10 @@ STOPWORDS_ZH = frozenset("""
 STOPWORDS = STOPWORDS_EN | STOPWORDS_ZH
 
 _jieba_lock = threading.Lock()
-_jieba = None
+_jieba: ModuleType | None = None
 
 
-def _segmenter():
+def _segmenter() -> ModuleType:
     """jieba, imported and initialised once (its dictionary load takes ~1 s)."""
     global _jieba
     with _jieba_lock:
