@@ -162,7 +162,7 @@ def _group_sections(chunks: Iterable[Mapping[str, Any]]) -> dict[tuple[int, str]
     return {key: list(sections.values()) for key, sections in documents.items()}
 
 
-class _FrontmatterDumper(yaml.SafeDumper):
+class _FrontmatterDumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML is untyped here: SafeDumper is Any
     """Double-quotes any string with a line break or control character, so a
     heading like "---\\nevil: true" stays one escaped line and cannot end the
     frontmatter block early for a line-based reader."""
@@ -185,7 +185,7 @@ def _frontmatter(section: _Section) -> str:
     if section.url:
         fields["url"] = section.url
     fields["heading_path"] = list(section.heading_path)
-    dumped = yaml.dump(fields, Dumper=_FrontmatterDumper, allow_unicode=True, sort_keys=False, width=10**6)
+    dumped: str = yaml.dump(fields, Dumper=_FrontmatterDumper, allow_unicode=True, sort_keys=False, width=10**6)
     return "---\n" + dumped + "---\n\n"
 
 
