@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +118,8 @@ def open_for_ingest(path: Path) -> tuple[sqlite3.Connection, dict[str, str]]:
 
 def _is_blank_database(conn: sqlite3.Connection, path: Path) -> bool:
     try:
-        return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        count: int = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        return count == 0
     except sqlite3.DatabaseError:
         raise NotAnIndex(f"{path}: not a docindex file (not an SQLite database)") from None
 
@@ -275,7 +277,7 @@ def delete_document(conn: sqlite3.Connection, doc_id: int) -> None:
 
 
 def update_document(conn: sqlite3.Connection, doc_id: int, *, source: str, path: str, sha256: str,
-                    size: int, mtime_ns: int, title: str, metadata: dict) -> None:
+                    size: int, mtime_ns: int, title: str, metadata: dict[str, Any]) -> None:
     conn.execute(
         "UPDATE documents SET source = ?, path = ?, sha256 = ?, size = ?, mtime_ns = ?, title = ?, "
         "metadata = ?, ingested_at = ? WHERE id = ?",
@@ -285,14 +287,16 @@ def update_document(conn: sqlite3.Connection, doc_id: int, *, source: str, path:
 
 
 def insert_document(conn: sqlite3.Connection, *, collection: str, source: str, path: str,
-                    sha256: str, size: int, mtime_ns: int, title: str, metadata: dict) -> int:
+                    sha256: str, size: int, mtime_ns: int, title: str, metadata: dict[str, Any]) -> int:
     cursor = conn.execute(
         "INSERT INTO documents(collection, source, path, sha256, size, mtime_ns, title, metadata, ingested_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (collection, source, path, sha256, size, mtime_ns, title, json.dumps(metadata, ensure_ascii=False),
          time.time()),
     )
-    return int(cursor.lastrowid)
+    rowid = cursor.lastrowid
+    assert rowid is not None    # an INSERT into a rowid table always sets it
+    return int(rowid)
 
 
 def update_stat(conn: sqlite3.Connection, doc_id: int, size: int, mtime_ns: int, path: str) -> None:
