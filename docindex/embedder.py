@@ -19,11 +19,14 @@ import importlib.util
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from .errors import StoreError
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +160,7 @@ class OnnxEmbedder:
             out[idx] = vectors
         return out
 
-    def _embed_encoded(self, encodings: list) -> np.ndarray:
+    def _embed_encoded(self, encodings: list[Encoding]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -171,4 +174,5 @@ class OnnxEmbedder:
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)   # numpy's .sum(axis=) is Any
+        return unit
