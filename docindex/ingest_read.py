@@ -13,7 +13,7 @@ import os
 import stat as stat_module
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -41,7 +41,7 @@ class Pending:
     size: int
     mtime_ns: int
     title: str
-    metadata: dict
+    metadata: dict[str, Any]
     chunks: list[Chunk]
     doc_id: int | None          # set when replacing a known document
 
@@ -52,7 +52,7 @@ class FileResult:
     """What reading one file gave: a document to write (`pending`), nothing new
     (`unchanged`, with `new_stat` when it was touched), or why it was skipped (`error`)."""
     candidate: Candidate
-    known: tuple | None
+    known: tuple[int, str, int, int] | None      # (doc_id, sha256, size, mtime_ns) of the indexed version
     pending: Pending | None = None
     unchanged: bool = False
     new_stat: tuple[int, int] | None = None     # (size, mtime_ns) to remember for identical content
@@ -70,11 +70,11 @@ class Prepare(Protocol):
     """Reads, chunks and embeds the candidates elsewhere (docindex/ingest_ray.py); yields one
     (result, embedded) per candidate, in the candidates' order (embedded None: embed here)."""
 
-    def __call__(self, candidates: list[Candidate], known: dict, *, force: bool,
+    def __call__(self, candidates: list[Candidate], known: dict[str, tuple[int, str, int, int]], *, force: bool,
                  max_bytes: int) -> Iterable[tuple[FileResult, Embedded | None]]: ...
 
 
-def read_file(candidate: Candidate, known: tuple | None, count_tokens: Callable[[str], int],
+def read_file(candidate: Candidate, known: tuple[int, str, int, int] | None, count_tokens: Callable[[str], int],
               *, force: bool, max_bytes: int) -> FileResult:
     """One file, read and chunked without touching the index: type and size checked by stat
     before anything is read (a file skipped here keeps its previous version in the collection,
