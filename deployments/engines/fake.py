@@ -27,10 +27,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
-from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.engines.base import Delta, Engine, FinishReason, GenParams, Prompt, Usage
 from deployments.errors import EngineError, EngineUnavailable
 from deployments.prompt import REFUSAL_SENTENCE
 
@@ -79,7 +79,7 @@ class FakeEngine(Engine):
             return REFUSAL_SENTENCE
         return " ".join(f"{_first_sentence(m['body'])} [{m['n']}]." for m in sources[:2])
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncGenerator[Delta, None]:
         self.streams += 1
         directives = {name: value for name, value in _DIRECTIVE.findall(prompt.messages[-1].content)}
         self._attempts[params.request_id] += 1
@@ -103,7 +103,7 @@ class FakeEngine(Engine):
         if "nofinish" in directives:
             return
         emitted = min(len(tokens), limit)
-        finish = "length" if len(tokens) > limit else "stop"
+        finish: FinishReason = "length" if len(tokens) > limit else "stop"
         self._attempts.pop(params.request_id, None)
         yield Delta(finish_reason=finish, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=emitted))
 
