@@ -20,12 +20,12 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
 from deployments.citation_grammar import citation_gbnf
-from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.engines.base import Delta, Engine, FinishReason, GenParams, Prompt, Usage
 from deployments.engines.models import ModelKind, convert_gguf_to_hf, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
 
@@ -43,7 +43,7 @@ OWNED_ARGS = frozenset({"model", "max_num_seqs"})
 # On CPU, vLLM sizes its KV cache from this variable (GiB); its default (4)
 # is a lot for a tiny model on a 24 GiB box shared with the rest of the graph.
 CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2"}
-FINISH_REASONS = {"stop": "stop", "length": "length", "abort": "abort"}
+FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length", "abort": "abort"}
 ENGINE_ARGS_FILE = Path(__file__).with_name("vllm_engine_args.txt")
 
 
@@ -125,7 +125,7 @@ class VllmEngine(Engine):
             ids = ids["input_ids"]
         return list(ids)
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncGenerator[Delta, None]:
         if self._engine is None:
             raise EngineUnavailable("the vllm engine is not started")
         SamplingParams, RequestOutputKind, StructuredOutputsParams = self._sampling
