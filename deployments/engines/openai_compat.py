@@ -17,18 +17,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from typing import Any
 
 import httpx
 
 from deployments.citation_grammar import citation_gbnf
-from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.engines.base import Delta, Engine, FinishReason, GenParams, Prompt, Usage
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable
 from deployments.sse import aiter_events
 
 GRAMMAR_FIELDS = ("none", "llama-server", "vllm")
 
-_FINISH = {"stop": "stop", "length": "length", "abort": "abort", "content_filter": "stop", "tool_calls": "stop"}
+_FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length", "abort": "abort",
+                                    "content_filter": "stop", "tool_calls": "stop"}
 
 
 class OpenAIEngine(Engine):
@@ -58,7 +60,7 @@ class OpenAIEngine(Engine):
                                          transport=self._transport,
                                          limits=httpx.Limits(max_connections=max(self.slots, 1) * 2))
 
-    def _payload(self, prompt: Prompt, params: GenParams) -> dict:
+    def _payload(self, prompt: Prompt, params: GenParams) -> dict[str, Any]:
         payload = {
             "model": self.model, "messages": prompt.as_dicts(), "stream": True,
             "stream_options": {"include_usage": True},
@@ -74,10 +76,10 @@ class OpenAIEngine(Engine):
                 payload["structured_outputs"] = {"grammar": grammar}
         return payload
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncGenerator[Delta, None]:
         if self._client is None:
             raise EngineUnavailable("openai engine not started")
-        finish: str | None = None
+        finish: FinishReason | None = None
         usage: Usage | None = None
         try:
             async with self._client.stream("POST", "/chat/completions", json=self._payload(prompt, params)) as resp:
