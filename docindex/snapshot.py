@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import ann, ann_sidecar, doclexical, lexical, score_fusion
+from .lexical import Lexical  # the field `lexical` hides the module in annotations in the class body
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,8 @@ class Snapshot:
     slices: dict[str, tuple[int, int]]       # collection → [start, end) rows
     collections: frozenset[str]              # collections with documents (some may have no chunks)
     id_order: np.ndarray                     # argsort of ids: chunk id → row without a dict
-    lexical: lexical.Lexical                 # BM25 postings by row
-    fields: dict[str, lexical.Lexical] = field(default_factory=dict, compare=False)  # built on first use
+    lexical: Lexical                         # BM25 postings by row
+    fields: dict[str, Lexical] = field(default_factory=dict, compare=False)  # built on first use
     anns: dict[str, ann.Ann] = field(default_factory=dict, compare=False)   # collection → ANN (ann_sidecar.py)
     documents: list[doclexical.DocumentPostings] = field(default_factory=list, compare=False)  # first use
     centroids: list[score_fusion.Centroids] = field(default_factory=list, compare=False)  # first use
@@ -58,7 +59,7 @@ class Snapshot:
         docs, counts = np.unique(self.doc_ids, return_counts=True)
         return dict(zip(docs.tolist(), counts.tolist()))
 
-    def field_postings(self, conn: sqlite3.Connection) -> lexical.Lexical:
+    def field_postings(self, conn: sqlite3.Connection) -> Lexical:
         """BM25 postings of the chunks' fields (title, heading path, file path), built on first use."""
         if "fields" not in self.fields:
             self.fields["fields"] = lexical.load_fields(conn, self.ids, self.rows_of)
