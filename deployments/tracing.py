@@ -55,6 +55,7 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import AttributeValue
 
 __all__ = [
     "ANSWER_SPAN",
@@ -243,7 +244,7 @@ def _parse_trace_id(trace_id: str) -> int:
     return int(trace_id, 16)
 
 
-def _start(name: str, parent: Parent, attrs: Mapping[str, object], trace_id: str | None) -> Span:
+def _start(name: str, parent: Parent, attrs: Mapping[str, AttributeValue], trace_id: str | None) -> Span:
     tracer = _tracer()
     context, attributes = _as_context(parent), dict(attrs) or None
     if trace_id is None:
@@ -253,7 +254,8 @@ def _start(name: str, parent: Parent, attrs: Mapping[str, object], trace_id: str
 
 
 @contextmanager
-def _span(name: str, parent: Parent, attrs: Mapping[str, object], trace_id: str | None = None) -> Iterator[Span]:
+def _span(name: str, parent: Parent, attrs: Mapping[str, AttributeValue],
+          trace_id: str | None = None) -> Iterator[Span]:
     span = _start(name, parent, attrs, trace_id)
     try:
         yield span
@@ -270,7 +272,7 @@ def _span(name: str, parent: Parent, attrs: Mapping[str, object], trace_id: str 
 
 
 @contextmanager
-def answer_span(trace_id: str | None = None, **attrs: object) -> Iterator[Span]:
+def answer_span(trace_id: str | None = None, **attrs: AttributeValue) -> Iterator[Span]:
     """Root span ``askdocs.answer`` of one question; ``trace_id_hex(span)`` names it.
 
     ``trace_id`` (32 hex digits, e.g. ``uuid4().hex``) adopts an id the
@@ -282,7 +284,7 @@ def answer_span(trace_id: str | None = None, **attrs: object) -> Iterator[Span]:
 
 
 @contextmanager
-def child_span(name: str, parent: Parent = None, **attrs: object) -> Iterator[Span]:
+def child_span(name: str, parent: Parent = None, **attrs: AttributeValue) -> Iterator[Span]:
     """A span under ``parent`` (a span, or a context from ``extract``).
 
     Exceptions are recorded and mark the span as an error, then re-raised;
@@ -311,7 +313,7 @@ def extract(carrier: Mapping[str, str] | None) -> Context:
 
 
 @contextmanager
-def replica_span(name: str, carrier: Mapping[str, str] | None, **attrs: object) -> Iterator[Span]:
+def replica_span(name: str, carrier: Mapping[str, str] | None, **attrs: AttributeValue) -> Iterator[Span]:
     """A deployment's span under the carrier it was handed (``child_span(name, extract(carrier))``).
 
     Used the same way in a Serve replica and in the in-process pipeline, so
@@ -327,7 +329,7 @@ def replica_span(name: str, carrier: Mapping[str, str] | None, **attrs: object) 
         yield span
 
 
-def first_token_event(span: Span, **attrs: object) -> None:
+def first_token_event(span: Span, **attrs: AttributeValue) -> None:
     """Mark the moment the first token reached this process."""
     span.add_event(FIRST_TOKEN_EVENT, attributes=dict(attrs) or None, timestamp=time.time_ns())
 
