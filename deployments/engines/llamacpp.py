@@ -38,7 +38,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,7 +71,8 @@ def default_threads() -> int:
         import ray
 
         if ray.is_initialized():
-            cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 0.0)
+            # Ray leaves get_assigned_resources unannotated.
+            cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 0.0)  # type: ignore[no-untyped-call]
             if cpus >= 1:
                 return int(cpus)
     except Exception:  # not inside Ray, or an older runtime context API
@@ -84,7 +85,7 @@ class _Job:
     """One request's state shared between the event loop and its worker thread."""
 
     request_id: str
-    queue: asyncio.Queue
+    queue: asyncio.Queue[tuple[str, Any]]   # ("text", str) | ("end", (finish_reason, tokens)) | ("error", exc)
     llm: Any
     abort: threading.Event = field(default_factory=threading.Event)
     sampled_tokens: int = 0
@@ -141,7 +142,7 @@ class LlamaCppEngine(Engine):
                                        amx=amx_quantized)
         self._grammars: dict[int, Any] = {}
         self.sampled_tokens_total = 0  # every token llama.cpp sampled, for tests and stats
-        self._idle: asyncio.Queue | None = None  # loaded Llama contexts not in use
+        self._idle: asyncio.Queue[Any] | None = None  # loaded Llama contexts not in use
         self._contexts: list[Any] = []
         self._formatter: Any = None
         self._executor: ThreadPoolExecutor | None = None
@@ -206,7 +207,7 @@ class LlamaCppEngine(Engine):
             bos_token=token_text(llm.token_bos()),
         )
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncGenerator[Delta, None]:
         if self._idle is None or self._executor is None:
             raise EngineUnavailable("the llamacpp engine is not started")
         loop = asyncio.get_running_loop()
@@ -229,9 +230,10 @@ class LlamaCppEngine(Engine):
         grammar = self._grammar(len(prompt.passages)) if params.constrain_citations and prompt.passages else None
 
         def release() -> None:
+            assert self._idle is not None   # close() clears it only after the executor ran every work() to its end
             self._idle.put_nowait(llm)
 
-        def emit(item: tuple) -> None:
+        def emit(item: tuple[str, Any]) -> None:
             loop.call_soon_threadsafe(job.queue.put_nowait, item)
 
         working = [True]
@@ -242,7 +244,7 @@ class LlamaCppEngine(Engine):
                     working[0] = False
                     self._working -= 1
 
-        def emit_last(item: tuple) -> None:
+        def emit_last(item: tuple[str, Any]) -> None:
             if item[0] != "text":    # compute is over before the consumer hears of it: its threads are free
                 done_working()
             emit(item)
