@@ -49,7 +49,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import numpy as np
@@ -212,7 +212,8 @@ class ExtractiveEngine(Engine):
             return cosine
         if self._static is not None:
             vectors = self._static.embed([question, *(c.text for c in found)])
-            return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0).astype(np.float32)
+            static: np.ndarray = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0).astype(np.float32)   # numpy's @ is Any
+            return static
         if self._embedder is not None:
             top = [int(i) for i in np.argsort(-cheap, kind="stable")[:EMBED_TOP]]
             known: dict[int, np.ndarray] = {}
@@ -318,7 +319,7 @@ class ExtractiveEngine(Engine):
     def render(chosen: Sequence[Candidate]) -> list[str]:
         return [f"{c.text} [{c.n}]." for c in chosen] or [REFUSAL_SENTENCE]
 
-    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    async def stream(self, prompt: Prompt, params: GenParams) -> AsyncGenerator[Delta, None]:
         if not self._started:
             raise EngineUnavailable("the extractive engine is not started")
         chosen = await asyncio.to_thread(self.choose, prompt.question, prompt.passages, params.max_tokens)
