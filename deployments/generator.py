@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from ray import serve
 
@@ -49,7 +50,7 @@ def check_slots(engine_slots: int, max_ongoing_requests: int) -> None:
 
 
 async def generate(engine: Engine, prompt: Prompt, params: GenParams,
-                   retry: RetryPolicy = RetryPolicy()) -> AsyncIterator[Delta]:
+                   retry: RetryPolicy = RetryPolicy()) -> AsyncGenerator[Delta, None]:
     """Engine deltas with the Generator's guarantees (see module docstring)."""
     parts: list[str] = []
     finished = False
@@ -90,7 +91,7 @@ ingress the request was accepted (it holds a slot, before prefill), so the
 client gets its sources now and a full queue can no longer happen."""
 
 
-async def accepted_first(deltas: AsyncIterator[Delta]) -> AsyncIterator[Delta]:
+async def accepted_first(deltas: AsyncGenerator[Delta, None]) -> AsyncGenerator[Delta, None]:
     """`ACCEPTED`, then `deltas` (closed when this generator is)."""
     async with contextlib.aclosing(deltas):
         yield ACCEPTED
@@ -102,7 +103,7 @@ SPAN = "generator.stream"
 
 
 async def traced_generate(engine: Engine, prompt: Prompt, params: GenParams, retry: RetryPolicy,
-                          trace: dict[str, str] | None) -> AsyncIterator[Delta]:
+                          trace: dict[str, str] | None) -> AsyncGenerator[Delta, None]:
     """`generate()` inside the span `generator.stream` under the caller's carrier.
 
     The span covers the engine's whole stream, so queueing in the engine and
@@ -127,7 +128,7 @@ async def coalesce(deltas: AsyncIterator[Delta], interval_s: float = 0.0) -> Asy
     meanwhile: at most 1/interval_s items per second per stream, whatever the
     engine's speed. The first token and the end of the stream are never held.
     """
-    queue: asyncio.Queue = asyncio.Queue()
+    queue: asyncio.Queue[object] = asyncio.Queue()    # Delta, then _END or the exception
     loop = asyncio.get_running_loop()
     next_at = 0.0
 
@@ -169,8 +170,9 @@ async def coalesce(deltas: AsyncIterator[Delta], interval_s: float = 0.0) -> Asy
 class Generator:
     """Owns one engine; `max_ongoing_requests` must equal the engine's slots."""
 
-    async def __init__(self, spec: EngineSpec, retry: RetryPolicy, otel_endpoint: str | None = None,
-                       stream_interval_s: float = 0.0) -> None:
+    # Ray Serve awaits an async __init__; mypy wants __init__ to return None.
+    async def __init__(self, spec: EngineSpec, retry: RetryPolicy,  # type: ignore[misc]
+                       otel_endpoint: str | None = None, stream_interval_s: float = 0.0) -> None:
         use_serve_logging()
         tracing.setup_tracing("askdocs-generator", otel_endpoint)
         ongoing = serve.get_replica_context()._deployment_config.max_ongoing_requests
@@ -192,7 +194,7 @@ class Generator:
                                     self.stream_interval_s):
             yield batch
 
-    async def info(self) -> dict:
+    async def info(self) -> dict[str, Any]:
         return {"engine": self.engine.name, "model": self.engine.model, "slots": self.engine.slots}
 
     async def check_health(self) -> None:

@@ -18,7 +18,7 @@ Contract of `stream()`:
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -105,7 +105,7 @@ class Engine(abc.ABC):
         """Load weights / open connections. Called once before any stream."""
 
     @abc.abstractmethod
-    def stream(self, prompt: Prompt, params: GenParams) -> AsyncIterator[Delta]:
+    def stream(self, prompt: Prompt, params: GenParams) -> AsyncGenerator[Delta, None]:
         """Generate; see the module docstring for the contract."""
 
     async def abort(self, request_id: str) -> None:
