@@ -135,7 +135,8 @@ async def index_info(pool: McpPool) -> dict[str, Any]:
 class Retriever:
     """Thin deployment: owns one `McpPool`."""
 
-    async def __init__(self, command: list[str], pool_size: int, call_timeout_s: float,
+    # Ray Serve awaits an async __init__; mypy wants __init__ to return None.
+    async def __init__(self, command: list[str], pool_size: int, call_timeout_s: float,  # type: ignore[misc]
                        start_timeout_s: float, otel_endpoint: str | None = None, quotes: bool = False) -> None:
         use_serve_logging()
         self.quotes = quotes        # fetch stored quote vectors with each search (the extractive engine's)
