@@ -12,12 +12,12 @@ becomes `Busy` → HTTP 503.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator, Iterator
+from typing import Any, cast
 
 from ray.exceptions import RayTaskError
 from ray.serve.exceptions import BackPressureError
-from ray.serve.handle import DeploymentHandle
+from ray.serve.handle import DeploymentHandle, DeploymentResponseGenerator
 
 from deployments.citations import CheckResult
 from deployments.doc_archive import DocArchive
@@ -28,7 +28,7 @@ from deployments.passage import Passage
 from serve_app.pipeline import Carrier, index_figures
 
 
-def _causes(e: BaseException):
+def _causes(e: BaseException | None) -> Iterator[BaseException]:
     seen: set[int] = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
@@ -52,8 +52,8 @@ def translate(e: BaseException) -> BaseException:
 
 
 class HandlePipeline:
-    def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
-                 checker: DeploymentHandle) -> None:
+    def __init__(self, retriever: DeploymentHandle[Any], gate: DeploymentHandle[Any], generator: DeploymentHandle[Any],
+                 checker: DeploymentHandle[Any]) -> None:
         self.retriever = retriever.options(_by_reference=False)
         self.gate = gate.options(_by_reference=False)
         self.generator = generator.options(_by_reference=False)
@@ -69,19 +69,23 @@ class HandlePipeline:
 
     async def search(self, question: str, k: int, collection: str | None,
                      trace: Carrier | None = None) -> list[Passage]:
-        result = await self._await(self.retriever.search.remote(question, k, collection, trace))
+        result: list[Passage] | InvalidRequest = await self._await(
+            self.retriever.search.remote(question, k, collection, trace))
         if isinstance(result, InvalidRequest):      # a client mistake travels as a value (Retriever.search)
             raise result
         return result
 
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision:
-        return await self._await(self.gate.decide.remote(question, passages, trace))
+        return cast(GateDecision, await self._await(self.gate.decide.remote(question, passages, trace)))
 
-    async def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
-        response = None
+    async def stream(self, prompt: Prompt, params: GenParams,
+                     trace: Carrier | None = None) -> AsyncGenerator[Delta, None]:
+        response: DeploymentResponseGenerator[Any] | None = None
         ended = False            # finished, or failed: nothing left to cancel
         try:
-            response = self.generator_stream.stream.remote(prompt, params, trace)
+            # A stream=True handle's call is a DeploymentResponseGenerator; Ray's annotation is the union.
+            response = cast("DeploymentResponseGenerator[Any]",
+                            self.generator_stream.stream.remote(prompt, params, trace))
             async for batch in response:           # the Generator sends deltas in batches
                 for delta in batch:
                     if delta.finish_reason is not None:
@@ -96,13 +100,14 @@ class HandlePipeline:
                 # The consumer left early (client gone): cancel the Generator's
                 # task, whose `generate()` then aborts the engine request.
                 with contextlib.suppress(Exception):
-                    response.cancel()
+                    response.cancel()  # type: ignore[no-untyped-call]  # Ray leaves cancel() unannotated
 
     async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult:
-        return await self._await(self.checker.check.remote(answer, passages, trace))
+        return cast(CheckResult, await self._await(self.checker.check.remote(answer, passages, trace)))
 
     async def doc_archive(self, collection: str | None, known_hash: str | None) -> DocArchive:
-        result = await self._await(self.retriever.doc_archive.remote(collection, known_hash))
+        result: DocArchive | InvalidRequest = await self._await(
+            self.retriever.doc_archive.remote(collection, known_hash))
         if isinstance(result, InvalidRequest):
             raise result
         return result
