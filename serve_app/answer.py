@@ -21,7 +21,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +68,7 @@ class _Clock:
 
 
 async def answer_events(pipeline: Pipeline, settings: Settings, req: AskRequest, *,
-                        trace_id: str, stats: AnswerStats | None = None) -> AsyncIterator[Event]:
+                        trace_id: str, stats: AnswerStats | None = None) -> AsyncGenerator[Event, None]:
     """sources → token* → done | error (exactly one terminal event)."""
     clock = _Clock(time.perf_counter(), Timings())
     record = AnswerRecord("error", "internal", {})

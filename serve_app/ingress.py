@@ -18,7 +18,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -305,7 +305,7 @@ class _AnswerStream(StreamingResponse):
     response start raises (a spec-2.4 server once the client is gone), and
     leaves it suspended when a later send raises, so cleanup lives here."""
 
-    def __init__(self, head: list[Event], events: AsyncIterator[Event], admission: Admission,
+    def __init__(self, head: list[Event], events: AsyncGenerator[Event, None], admission: Admission,
                  headers: dict[str, str]) -> None:
         super().__init__(_sse_body(head, events), media_type="text/event-stream", headers=headers)
         self._events = events

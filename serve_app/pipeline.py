@@ -12,7 +12,7 @@ of their own).
 """
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
 from deployments.citations import CheckResult
@@ -30,7 +30,7 @@ class Pipeline(Protocol):
 
     async def decide(self, question: str, passages: list[Passage], trace: Carrier | None = None) -> GateDecision: ...
 
-    def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
+    def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncGenerator[Delta, None]:
         """An async generator: close it (`aclose()`) to cancel generation."""
         ...
 
