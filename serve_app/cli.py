@@ -11,8 +11,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 import httpx
@@ -23,7 +24,7 @@ from serve_app.config_check import check_file
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 
-def iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict]]:
+def iter_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event, data) pairs of an askdocs answer stream (deployments.sse reads it)."""
     for event in iter_events(lines):
         if event.data:
@@ -57,7 +58,7 @@ def ask(question: str, url: str, k: int | None, collection: str | None, api_key:
         askdocs ask "What does the proxy answer when the queue is full?"
         askdocs ask --json "How do I run askdocs on a GPU?" | jq .sources
     """
-    body: dict = {"question": question}
+    body: dict[str, Any] = {"question": question}
     if k:
         body["k"] = k
     if collection:
@@ -73,7 +74,7 @@ def ask(question: str, url: str, k: int | None, collection: str | None, api_key:
                 raise click.ClickException(_http_error(response))
             click.echo(json.dumps(response.json()["data"], indent=2, ensure_ascii=False))
             return
-        sources: list[dict] = []
+        sources: list[dict[str, Any]] = []
         with httpx.stream("POST", endpoint, json=body, headers=headers, timeout=http_timeout) as response:
             if response.status_code != 200:
                 response.read()
@@ -115,7 +116,7 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return flat[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def source_lines(sources: list[dict], cited: set[int]) -> list[str]:
+def source_lines(sources: list[dict[str, Any]], cited: set[int]) -> list[str]:
     """Every retrieved source, best first: `* [n] path#anchor  heading path  (cosine)`, its link
     when the source has one, and its excerpt."""
     if not sources:
@@ -133,7 +134,7 @@ def source_lines(sources: list[dict], cited: set[int]) -> list[str]:
     return lines
 
 
-def _print_done(done: dict, sources: list[dict]) -> None:
+def _print_done(done: dict[str, Any], sources: list[dict[str, Any]]) -> None:
     if done["refused"]:
         click.secho(f"(refused at the {done['refusal_stage']} stage)", fg="yellow", err=True)
     if done.get("unknown_names"):
@@ -181,13 +182,17 @@ _render_options = [
 ]
 
 
-def _with_render_options(f):  # type: ignore[no-untyped-def]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _with_render_options(f: _F) -> _F:
     for option in reversed(_render_options):
         f = option(f)
     return f
 
 
-def _rendered(config: Path, host: str | None, port: int | None, db: str | None, sets: tuple[str, ...]) -> dict:
+def _rendered(config: Path, host: str | None, port: int | None, db: str | None,
+              sets: tuple[str, ...]) -> dict[str, Any]:
     from serve_app.launcher import LaunchError, parse_set, render_file
     try:
         return render_file(config, host=host, port=port, db=str(Path(db).resolve()) if db else None,
