@@ -18,7 +18,7 @@ serve_app.uvicorn_server); plain `uvicorn --factory` runs without them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
@@ -54,7 +54,7 @@ class LocalPipeline:
         with tracing.replica_span(gate.SPAN, trace):
             return gate.decide(passages, **self.settings.gate_rule(), question=question)
 
-    def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncIterator[Delta]:
+    def stream(self, prompt: Prompt, params: GenParams, trace: Carrier | None = None) -> AsyncGenerator[Delta, None]:
         return accepted_first(traced_generate(self.engine, prompt, params, self.retry, trace))
 
     async def check(self, answer: str, passages: list[Passage], trace: Carrier | None = None) -> CheckResult:
@@ -101,7 +101,7 @@ def app_factory() -> Starlette:
         def __getattr__(self, name: str) -> Any:
             return getattr(holder["pipeline"], name)
 
-    app = create_app(_Lazy(), settings)  # type: ignore[arg-type]
+    app = create_app(_Lazy(), settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
