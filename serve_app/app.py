@@ -37,8 +37,9 @@ log = logging.getLogger("askdocs.settings")
 class Ingress:
     """The HTTP edge: the Starlette app of serve_app.ingress over deployment handles."""
 
-    def __init__(self, retriever: DeploymentHandle, gate: DeploymentHandle, generator: DeploymentHandle,
-                 checker: DeploymentHandle, settings: Settings, notes: tuple[str, ...] = ()) -> None:
+    def __init__(self, retriever: DeploymentHandle[Any], gate: DeploymentHandle[Any],
+                 generator: DeploymentHandle[Any], checker: DeploymentHandle[Any], settings: Settings,
+                 notes: tuple[str, ...] = ()) -> None:
         use_serve_logging()
         for note in notes:      # repeated here: the app builder's own log is not where people look
             log.warning("%s", note)
@@ -71,11 +72,14 @@ def build_app(args: dict[str, Any]) -> Application:
     settings = load_settings(args)
     notes = tuple(overridden_variables(args or {}, os.environ))
     otel = settings.otel_endpoint    # every process exports its own spans (docs/tracing.md)
-    retriever = Retriever.bind(settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
-                               settings.mcp_start_timeout_s, otel_endpoint=otel,
-                               quotes=settings.wants_quote_vectors())
-    gate = Gate.bind(settings.gate_rule(), otel_endpoint=otel)
-    generator = Generator.bind(settings.engine_spec(), settings.retry_policy(), otel_endpoint=otel,
-                               stream_interval_s=settings.stream_interval_s)
-    checker = CitationChecker.bind(settings.min_support, otel_endpoint=otel)
-    return Ingress.bind(retriever, gate, generator, checker, settings, notes)
+    # @serve.deployment gives each class .bind() at runtime; mypy cannot see it (hence the ignores).
+    retriever = Retriever.bind(  # type: ignore[attr-defined]
+        settings.mcp_argv(), settings.mcp_pool_size, settings.mcp_call_timeout_s,
+        settings.mcp_start_timeout_s, otel_endpoint=otel, quotes=settings.wants_quote_vectors())
+    gate = Gate.bind(settings.gate_rule(), otel_endpoint=otel)  # type: ignore[attr-defined]
+    generator = Generator.bind(  # type: ignore[attr-defined]
+        settings.engine_spec(), settings.retry_policy(), otel_endpoint=otel,
+        stream_interval_s=settings.stream_interval_s)
+    checker = CitationChecker.bind(settings.min_support, otel_endpoint=otel)  # type: ignore[attr-defined]
+    app: Application = Ingress.bind(retriever, gate, generator, checker, settings, notes)  # type: ignore[attr-defined]
+    return app
