@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
@@ -20,16 +21,20 @@ from .ranking import RANKINGS, SEARCH_RANKING
 
 EXIT_SKIPPED = 3
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
-def _db_option(exists: bool):
+
+def _db_option(exists: bool) -> Callable[[_F], _F]:
     return click.option("--db", "db", required=True, type=click.Path(path_type=Path, dir_okay=False),
                         help="The index file (SQLite)." + ("" if exists else " Created if missing."))
 
 
-def _library_errors(command):
+def _library_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
     """Turn the library's typed errors into one-line CLI errors."""
     @functools.wraps(command)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return command(*args, **kwargs)
         except DocindexError as exc:
