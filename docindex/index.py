@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ class Index:
     def __enter__(self) -> Index:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
@@ -133,6 +134,7 @@ class Index:
         with self._lock, self._read_transaction():
             self._ensure_current()
             snapshot = self._snapshot
+            assert snapshot is not None     # _ensure_current() loads one whenever there is none
             if collection is not None and collection not in snapshot.collections:
                 raise CollectionNotFound(self._unknown_collection_message(collection, snapshot))
             start, end = snapshot.slices.get(collection, (0, 0)) if collection else (0, len(snapshot.ids))
@@ -199,12 +201,12 @@ class Index:
             top_rows = snapshot.rows_of(top_ids)
             cosines = np.einsum("ij,j->i", snapshot.matrix[top_rows], query_vector)
             coverage = snapshot.lexical.coverage(self._tokenizer.tokens(self._conn, terms), top_rows)
-            rows = self._chunk_rows(top_ids.tolist())
+            chunk_rows = self._chunk_rows(top_ids.tolist())    # `rows` above holds BM25 rows (an array)
             quotes = store.read_quote_vectors(self._conn, top_ids.tolist()) if sentences else {}
             meta = self._meta       # read with this snapshot: a new base URL moves the index version
         hits = []
         for item, cosine, covered in zip(top, cosines, coverage.tolist()):
-            row = rows.get(item.chunk_id)
+            row = chunk_rows.get(item.chunk_id)
             if row is None:   # cannot happen inside one transaction; guard anyway
                 continue
             doc_id, coll, source, anchor, path_json, text, metadata = row
@@ -276,7 +278,7 @@ class Index:
     def _chunk_texts(self, chunk_ids: list[int]) -> dict[int, str]:
         return {chunk_id: row[5] for chunk_id, row in self._chunk_rows(chunk_ids).items()}     # row: _chunk_rows'
 
-    def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple]:
+    def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, tuple[Any, ...]]:
         if not chunk_ids:
             return {}
         marks = ",".join("?" * len(chunk_ids))
@@ -294,7 +296,7 @@ class Index:
             rows = browse.collection_counts(self._conn)
         return [CollectionInfo(name, docs, chunks, model, version) for name, docs, chunks in rows]
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         collections = self.collections()
         with self._lock:
             meta = self._read_meta()
@@ -325,7 +327,7 @@ class Index:
         with self._lock, self._read_transaction():
             return browse.document_info(self._conn, source=source, doc_id=doc_id, collection=collection)
 
-    def iter_chunks(self, collection: str) -> Iterator[dict]:
+    def iter_chunks(self, collection: str) -> Iterator[dict[str, Any]]:
         """Every chunk of a collection, by source then ordinal (read in one transaction)."""
         with self._lock, self._read_transaction():
             rows = browse.collection_chunks(self._conn, collection)
