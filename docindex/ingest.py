@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from .ingest_read import Embedded, FileResult, Pending, Prepare, embed_in_slices
 from .links import check_base_url
 from .minilm import default_embedder
 from .textsearch import index_text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 EMBED_FLUSH_CHUNKS = 256    # embed and write once this many chunks are pending
 # Chunks embedded at once while ingesting, one ORT thread each (queries use one in
@@ -114,6 +118,7 @@ def ingest(
         conn, meta = store.open_for_ingest(db)
     try:
         if not dry_run:
+            assert conn is not None     # opened for ingest above: only a dry run may have no index
             _begin(conn, db)     # from here on, what we read is what we write against
             meta = store.read_meta(conn)
         model = _LazyEmbedder(embedder)
@@ -129,6 +134,7 @@ def ingest(
             _run(candidates, known, writer, report, force=force, progress=progress, max_bytes=max_file_bytes,
                  prepare=prepare)
             if not dry_run:
+                assert conn is not None     # opened for ingest above: only a dry run may have no index
                 store.set_reading_version(conn, collection, READING_VERSION)
                 content_changed = bool(report.added or report.changed or report.removed)
                 url_changed = base_url is not None and store.set_base_url(conn, collection, base_url)
@@ -181,8 +187,8 @@ def _known_documents(conn: sqlite3.Connection, collection: str) -> dict[str, tup
 
 # ---------------------------------------------------------------- the run
 
-def _run(candidates: list[Candidate], known: dict, writer: _Writer, report: IngestReport,
-         *, force: bool, progress: bool, max_bytes: int, prepare: Prepare | None = None) -> None:
+def _run(candidates: list[Candidate], known: dict[str, tuple[int, str, int, int]], writer: _Writer,
+         report: IngestReport, *, force: bool, progress: bool, max_bytes: int, prepare: Prepare | None = None) -> None:
     bar = _progress_bar() if progress else None
     with bar or nullcontext():
         task = bar.add_task("ingesting", total=len(candidates)) if bar else None
@@ -198,6 +204,7 @@ def _run(candidates: list[Candidate], known: dict, writer: _Writer, report: Inge
         unchanged_pages: list[int] = []
         for result, vectors in results:
             if bar:
+                assert task is not None     # added with the bar
                 bar.update(task, description=_short(result.candidate.source))
             path = result.candidate.path
             if check is not None and result.pending is not None and is_copy_format(path):
@@ -210,6 +217,7 @@ def _run(candidates: list[Candidate], known: dict, writer: _Writer, report: Inge
                     elif result.unchanged and result.known:
                         unchanged_pages.append(result.known[0])
             if bar:
+                assert task is not None     # added with the bar
                 bar.advance(task)
         if check is not None and held:
             check.add_pages(store.chunk_texts(writer.conn, unchanged_pages) if writer.conn is not None else [])
@@ -278,7 +286,7 @@ class _LazyEmbedder:
             self._embedder = default_embedder(threads=1, workers=INGEST_WORKERS)
         return self._embedder
 
-    def embed(self, texts: list[str]):
+    def embed(self, texts: list[str]) -> np.ndarray:
         return self._get().embed(texts)
 
     def count_tokens(self, text: str) -> int:
@@ -342,8 +350,9 @@ class _Writer:
         return quotable.chunk_blobs([c.text for c in chunks], self._embed,
                                     [c.section for c in chunks]) if self.quote_vectors else None
 
-    def _write(self, item: Pending, vectors, quotes: list[bytes | None] | None) -> None:
-        fields = dict(source=item.candidate.source, path=str(item.candidate.path), sha256=item.sha256,
+    def _write(self, item: Pending, vectors: np.ndarray, quotes: list[bytes | None] | None) -> None:
+        assert self.conn is not None    # only a dry run has no index, and it writes nothing
+        fields: dict[str, Any] = dict(source=item.candidate.source, path=str(item.candidate.path), sha256=item.sha256,
                       size=item.size, mtime_ns=item.mtime_ns, title=item.title, metadata=item.metadata)
         if item.doc_id is None:
             doc_id = store.insert_document(self.conn, collection=self.collection, **fields)
@@ -357,14 +366,16 @@ class _Writer:
 
     def update_stat(self, doc_id: int, size: int, mtime_ns: int, path: str) -> None:
         if not self.dry_run:
+            assert self.conn is not None    # only a dry run has no index
             store.update_stat(self.conn, doc_id, size, mtime_ns, path)
 
     def remove(self, doc_id: int) -> None:
         if not self.dry_run:
+            assert self.conn is not None    # only a dry run has no index
             store.delete_document(self.conn, doc_id)
 
 
-def _progress_bar():
+def _progress_bar() -> Progress:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
