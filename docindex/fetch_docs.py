@@ -211,7 +211,8 @@ def _render_index(collection: str, content_hash: str, tree: Iterable[TreeDocumen
     return "\n".join(lines) + "\n"
 
 
-def _build_tree(root: Path, collection: str, content_hash: str, chunks: Iterable[Mapping[str, Any]]) -> tuple[TreeDocument, ...]:
+def _build_tree(root: Path, collection: str, content_hash: str,
+                chunks: Iterable[Mapping[str, Any]]) -> tuple[TreeDocument, ...]:
     """Write every section file under `root` (a fresh directory); return the title tree."""
     names = _Namespace()
     names.unique((), INDEX_NAME)

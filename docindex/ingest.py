@@ -352,8 +352,9 @@ class _Writer:
 
     def _write(self, item: Pending, vectors: np.ndarray, quotes: list[bytes | None] | None) -> None:
         assert self.conn is not None    # only a dry run has no index, and it writes nothing
-        fields: dict[str, Any] = dict(source=item.candidate.source, path=str(item.candidate.path), sha256=item.sha256,
-                      size=item.size, mtime_ns=item.mtime_ns, title=item.title, metadata=item.metadata)
+        fields: dict[str, Any] = dict(source=item.candidate.source, path=str(item.candidate.path),
+                                      sha256=item.sha256, size=item.size, mtime_ns=item.mtime_ns, title=item.title,
+                                      metadata=item.metadata)
         if item.doc_id is None:
             doc_id = store.insert_document(self.conn, collection=self.collection, **fields)
         else:   # keep the doc_id stable across changes: clients may hold it

@@ -150,8 +150,8 @@ def _envelope(events: list[Event]) -> tuple[int, Envelope]:
     if isinstance(last, DoneEvent):
         return 200, Envelope(success=True, data=AnswerData(**last.model_dump(), sources=sources))
     if isinstance(last, ErrorEvent):
-        return status_for_stage(last.stage), Envelope(success=False, error=EnvelopeError(stage=last.stage, message=last.message,
-                                                                  trace_id=last.trace_id, partial=last.partial))
+        error = EnvelopeError(stage=last.stage, message=last.message, trace_id=last.trace_id, partial=last.partial)
+        return status_for_stage(last.stage), Envelope(success=False, error=error)
     return 500, Envelope(success=False, error=EnvelopeError(stage="internal", message="no answer produced"))
 
 
@@ -189,8 +189,8 @@ def create_app(pipeline: Pipeline, settings: Settings) -> Starlette:
         except BodyTooLarge:
             return error_response(413, "request", f"request body over {settings.max_body_bytes} bytes")
         except BodyTimeout:
-            return error_response(408, "request", f"request body not received within {settings.body_read_timeout_s:g} s",
-                                  {"Connection": "close"})
+            waited = f"{settings.body_read_timeout_s:g} s"
+            return error_response(408, "request", f"request body not received within {waited}", {"Connection": "close"})
         except ClientDisconnect:
             return Response(status_code=499)
         try:

@@ -83,6 +83,13 @@ class Usage:
 
 
 FinishReason = Literal["stop", "length", "abort"]
+_FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length", "abort": "abort"}
+
+
+def finish_reason(reported: str | None) -> FinishReason:
+    """What an engine library or server reports as its finish reason, as a Delta carries it: "stop",
+    "length" and "abort" as they are; anything else ("content_filter", "tool_calls", a new one) is "stop"."""
+    return _FINISH_REASONS.get(reported or "", "stop")
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from deployments.citation_grammar import citation_gbnf
-from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage
+from deployments.engines.base import Delta, Engine, FinishReason, GenParams, Prompt, Usage
+from deployments.engines.base import finish_reason as reported_finish
 from deployments.engines.gguf_convert import AUTO as AUTO_WEIGHTS
 from deployments.engines.gguf_convert import convert_gguf, resolve_weights
 from deployments.engines.llamacpp_load import amx_quantized, load_llama
@@ -332,7 +333,7 @@ class LlamaCppEngine(Engine):
 
         from llama_cpp import StoppingCriteriaList
 
-        finish_reason = "stop"
+        finish_reason: FinishReason = "stop"
         try:
             chunks = llm.create_completion(
                 prompt=tokens,
@@ -354,7 +355,7 @@ class LlamaCppEngine(Engine):
                     if choice["text"]:
                         emit(("text", choice["text"]))
                     if choice.get("finish_reason"):
-                        finish_reason = choice["finish_reason"]
+                        finish_reason = reported_finish(choice["finish_reason"])
             finally:
                 chunks.close()  # stops llama.cpp's generator if we left early
         except RuntimeError as e:

@@ -23,14 +23,12 @@ from typing import Any
 import httpx
 
 from deployments.citation_grammar import citation_gbnf
-from deployments.engines.base import Delta, Engine, FinishReason, GenParams, Prompt, Usage
+from deployments.engines.base import Delta, Engine, FinishReason, GenParams, Prompt, Usage, finish_reason
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable
 from deployments.sse import aiter_events
 
 GRAMMAR_FIELDS = ("none", "llama-server", "vllm")
 
-_FINISH: dict[str, FinishReason] = {"stop": "stop", "length": "length", "abort": "abort",
-                                    "content_filter": "stop", "tool_calls": "stop"}
 
 
 class OpenAIEngine(Engine):
@@ -103,7 +101,7 @@ class OpenAIEngine(Engine):
                         if text:
                             yield Delta(text=text)
                         if choice.get("finish_reason"):
-                            finish = _FINISH.get(choice["finish_reason"], "stop")
+                            finish = finish_reason(choice["finish_reason"])
         except httpx.TimeoutException as e:
             raise EngineTimeout(f"model server sent nothing for {self._timeout.read:.0f} s") from e
         except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as e:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from deployments.citation_grammar import citation_gbnf
-from deployments.engines.base import Delta, Engine, FinishReason, GenParams, Prompt, Usage
+from deployments.engines.base import Delta, Engine, GenParams, Prompt, Usage, finish_reason
 from deployments.engines.models import ModelKind, convert_gguf_to_hf, resolve_model
 from deployments.errors import ConfigError, EngineError, EngineUnavailable
 
@@ -43,7 +43,6 @@ OWNED_ARGS = frozenset({"model", "max_num_seqs"})
 # On CPU, vLLM sizes its KV cache from this variable (GiB); its default (4)
 # is a lot for a tiny model on a 24 GiB box shared with the rest of the graph.
 CPU_ENV_DEFAULTS = {"VLLM_CPU_KVCACHE_SPACE": "2"}
-FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length", "abort": "abort"}
 ENGINE_ARGS_FILE = Path(__file__).with_name("vllm_engine_args.txt")
 
 
@@ -132,7 +131,8 @@ class VllmEngine(Engine):
         prompt_ids = self.render(prompt)
         max_len = self.engine_args["max_model_len"]
         if len(prompt_ids) >= max_len:
-            raise EngineError(f"the prompt ({len(prompt_ids)} tokens) does not fit the model context ({max_len} tokens)")
+            raise EngineError(f"the prompt ({len(prompt_ids)} tokens) does not fit the model context "
+                              f"({max_len} tokens)")
         sampling = SamplingParams(
             max_tokens=min(params.max_tokens, max_len - len(prompt_ids)),
             temperature=params.temperature,
@@ -154,7 +154,7 @@ class VllmEngine(Engine):
                     yield Delta(text=completion.text)
                 if out.finished:
                     finished = True
-                    reason = FINISH_REASONS.get(completion.finish_reason or "", "stop")
+                    reason = finish_reason(completion.finish_reason)
                     yield Delta(finish_reason=reason,
                                 usage=Usage(prompt_tokens=len(prompt_ids), completion_tokens=completion_tokens))
                     return

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from deployments.engines.base import EngineSpec, GenParams, Prompt
+from deployments.engines.base import EngineSpec, GenParams, Prompt, finish_reason
 from deployments.engines.fake import FakeEngine
 from deployments.engines.openai_compat import OpenAIEngine
 from deployments.errors import ConfigError, EngineError, EngineTimeout, EngineUnavailable, IncompleteStream
@@ -89,6 +89,12 @@ async def test_cancelling_the_consumer_aborts_the_request(tmp_path) -> None:
 async def test_echo_answers_with_the_prompt() -> None:
     text, _ = await collect(FakeEngine(), prompt("q [[fake:echo]]"), max_tokens=10_000)
     assert text.startswith("You answer questions using only the numbered sources")
+
+
+def test_every_engine_reports_one_of_three_finish_reasons() -> None:
+    """llama.cpp, vLLM and OpenAI-compatible servers name their finish reason; a Delta carries one of three."""
+    assert [finish_reason(r) for r in ("stop", "length", "abort")] == ["stop", "length", "abort"]
+    assert [finish_reason(r) for r in ("content_filter", "tool_calls", "eos", "", None)] == ["stop"] * 5
 
 
 def test_slot_mismatch_fails_with_a_clear_message() -> None:
