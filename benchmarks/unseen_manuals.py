@@ -10,6 +10,9 @@ everyday ones and other vendors' consumer products, never fitted on; the 8 every
 in benchmarks/gate_learned.py's training manuals). A question's "also" lists other pages that answer it; a page is named by its
 file name, ".gz" dropped, or, where several folders hold that name, by the end of its path
 ("text/scalc/01/05080300.html": stop 45's LibreOffice and SQLAlchemy questions, qualified before any run).
+With --unanswerable it also asks the collection's in-domain questions that no page answers (unanswerable.jsonl,
+stop 57: each with a note on what the nearest page does say) and counts which refused them: the Gate, the engine (no
+sentence over its floor), or neither.
 
 Corpora (Debian packages, not installed by `make corpora`; ingest them as a user would):
 
@@ -168,6 +171,7 @@ from evals.metrics import word_recall  # noqa: E402
 from serve_app.settings import Settings  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
+UNANSWERABLE = ROOT / "benchmarks/oos/unseen/unanswerable.jsonl"   # in-domain questions no page answers (stop 57)
 
 
 def gate_passages(index: Index, question: str, collection: str, floors: Floors) -> list[Passage]:
@@ -196,6 +200,9 @@ def main() -> None:
     parser.add_argument("--collection", required=True, help="deb, node, rust or docker: also selects the questions")
     parser.add_argument("--no-distinct", action="store_true", help="Ranking.distinct off in both rankings")
     parser.add_argument("--answers", action="store_true", help="print every answer")
+    parser.add_argument("--unanswerable", action="store_true",
+                        help="also ask the collection's in-domain questions no page answers (unanswerable.jsonl) "
+                             "and count what refuses them: the Gate, the engine (no sentence over its floor), or none")
     parser.add_argument("--any-extension", action="store_true",
                         help="a page counts as the gold one by its name without its type (git-add.txt for "
                              "git-add.html): to score a manual's sources against questions written for its pages")
@@ -276,6 +283,17 @@ def main() -> None:
             print(json.dumps(row, ensure_ascii=False))
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
+    unanswerable = {"gate": 0, "engine": 0, "answered": 0}
+    for q in ([json.loads(line) for line in UNANSWERABLE.read_text().splitlines() if line]
+              if args.unanswerable else []):
+        if q["c"] != args.collection:
+            continue
+        given, passed = gated(q["q"])
+        chosen = engine.choose(q["q"], given, 256) if passed else []
+        unanswerable["gate" if not passed else "engine" if not chosen else "answered"] += 1
+        if args.answers:
+            print(json.dumps({"unanswerable": q["q"], "gate_passed": passed,
+                              "answer": " ".join(engine.render(chosen))}, ensure_ascii=False))
     fresh = {stem: {q: gated(q)[1] for q in asked} for stem, asked in fresh_off_topic().items()}
     for stem, passed_by in fresh.items():
         for q in (q for q, passed in passed_by.items() if passed and args.answers):
@@ -302,6 +320,7 @@ def main() -> None:
                    "aggregate_passages": f"{sum(r['passages'].count(args.aggregate) for r in gold)}/{4 * len(gold)}"}
                   if args.aggregate else {}),
                "off_topic_refused": f"{sum(not r['gate_passed'] for r in off)}/{len(off)}",
+               **({"unanswerable_refused": unanswerable} if args.unanswerable else {}),
                "fresh_off_topic_refused": {stem: f"{sum(not passed for passed in passed_by.values())}/{len(passed_by)}"
                                            for stem, passed_by in fresh.items()},
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": round(os.getloadavg()[0], 1),
