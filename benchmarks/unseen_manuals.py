@@ -12,7 +12,7 @@ file name, ".gz" dropped, or, where several folders hold that name, by the end o
 ("text/scalc/01/05080300.html": stop 45's LibreOffice and SQLAlchemy questions, qualified before any run).
 With --unanswerable it also asks the collection's in-domain questions that no page answers (unanswerable.jsonl,
 stop 57: each with a note on what the nearest page does say) and counts which refused them: the Gate, the engine (no
-sentence over its floor), or neither.
+sentence over its floor), or neither, and how many are told what the documents never mention (`unknown_names`).
 
 Corpora (Debian packages, not installed by `make corpora`; ingest them as a user would):
 
@@ -255,17 +255,19 @@ def main() -> None:
     engine = ready(X.ExtractiveEngine(**({} if args.echo is None else {"echo": args.echo})), Memo(default_embedder()))
     floors = collection_floors(passages, args.collection)   # as the MCP tools send them with each passage
 
-    def gated(question: str) -> tuple[list[Passage], bool]:
-        """The 4 passages the Gate and the engine get, and the Gate's decision."""
+    def gated(question: str) -> tuple[list[Passage], bool, tuple[str, ...]]:
+        """The 4 passages the Gate and the engine get, the Gate's decision and what the user is told the documents
+        never mention (`unknown_names`)."""
         found = gate_passages(passages, question, args.collection, floors)
         given = list(build_prompt(question, found, PromptLimits(GATE_PASSAGES, args.clip)).passages)
-        return given, decide(found, **rule, question=question).passed    # the Gate sees them whole, as served
+        decision = decide(found, **rule, question=question)     # the Gate sees them whole, as served
+        return given, decision.passed, decision.unmentioned
 
     out = []
     for q in rows:
         paths = [h.source for h in pages.search(q["q"], k=10, collection=args.collection)]
         sources = [page_name(source) for source in paths]
-        given, passed = gated(q["q"])
+        given, passed, told = gated(q["q"])
         chosen = engine.choose(q["q"], given, 256) if passed else []
         relevant = {q["gold"], *q.get("also", [])} if q.get("gold") else set()
         named = (lambda name: name.rsplit(".", 1)[0]) if args.any_extension else (lambda name: name)
@@ -274,7 +276,7 @@ def main() -> None:
                      if names(named(source.removesuffix(".gz")), wanted)), None)
         row = {"question": q["q"], "gold": q.get("gold"), "rank": rank, "gate_passed": passed,
                "pages": sources[:5], "passages": [page_name(p.source) for p in given],
-               "answer": " ".join(engine.render(chosen))}
+               "answer": " ".join(engine.render(chosen)), **({"unknown_names": list(told)} if told else {})}
         if "answer" in q:       # a reference answer (git, sqlite): issue 12's hidden-set measure
             row |= {"gold_in_answer": word_recall(q["answer"], row["answer"]),
                     "gold_in_best_passage": max((word_recall(q["answer"], p.text) for p in given), default=0.0)}
@@ -283,16 +285,17 @@ def main() -> None:
             print(json.dumps(row, ensure_ascii=False))
     gold = [r for r in out if r["gold"]]
     off = [r for r in out if not r["gold"]]
-    unanswerable = {"gate": 0, "engine": 0, "answered": 0}
+    unanswerable = {"gate": 0, "engine": 0, "answered": 0, "told_unknown_names": 0}
     for q in ([json.loads(line) for line in UNANSWERABLE.read_text().splitlines() if line]
               if args.unanswerable else []):
         if q["c"] != args.collection:
             continue
-        given, passed = gated(q["q"])
+        given, passed, told = gated(q["q"])
         chosen = engine.choose(q["q"], given, 256) if passed else []
         unanswerable["gate" if not passed else "engine" if not chosen else "answered"] += 1
+        unanswerable["told_unknown_names"] += bool(told)
         if args.answers:
-            print(json.dumps({"unanswerable": q["q"], "gate_passed": passed,
+            print(json.dumps({"unanswerable": q["q"], "gate_passed": passed, "unknown_names": list(told),
                               "answer": " ".join(engine.render(chosen))}, ensure_ascii=False))
     fresh = {stem: {q: gated(q)[1] for q in asked} for stem, asked in fresh_off_topic().items()}
     for stem, passed_by in fresh.items():
@@ -313,6 +316,7 @@ def main() -> None:
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),
                "gate_wrong_refusals": sum(not r["gate_passed"] for r in gold),
+               "told_unknown_names": sum("unknown_names" in r for r in gold),
                **({key: round(sum(r[key] for r in gold) / len(gold), 3)
                    for key in ("gold_in_answer", "gold_in_best_passage")} if all("gold_in_answer" in r for r in gold)
                   else {}),

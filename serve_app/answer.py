@@ -216,7 +216,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         yield TokenEvent(text=REFUSAL_SENTENCE)
         t.total_ms = _ms(clock.start)
         yield _done(REFUSAL_SENTENCE, CheckResult(refused=True), "gate", False, UsageOut(), t, 0.0, trace_id,
-                    decision.absent)
+                    decision.unmentioned)
         return
 
     prompt = build_prompt(req.question, passages, settings.prompt_limits(), secret=settings.prompt_secret_bytes())
@@ -276,7 +276,7 @@ async def _run(stages: _Stages, settings: Settings, req: AskRequest, trace_id: s
         return
     t.total_ms = _ms(clock.start)
     yield _done(answer, result, "model" if result.refused else None, finish == "length", usage, t,
-                settings.cost_usd(usage.prompt_tokens, usage.completion_tokens), trace_id, decision.absent)
+                settings.cost_usd(usage.prompt_tokens, usage.completion_tokens), trace_id, decision.unmentioned)
 
 
 def _done(answer: str, result: CheckResult, refusal_stage: str | None, truncated: bool, usage: UsageOut,

@@ -60,6 +60,9 @@ async def test_unrelated_question_is_refused_by_the_gate(client: httpx.AsyncClie
     assert data["unknown_names"] == ["Mongolia"]        # docindex: no chunk uses it (the Gate's name clause)
     answered = await ask(client, question="What happens when the request queue is full?", k=3)
     assert answered["unknown_names"] == []
+    # an identifier or acronym no chunk uses is told too, and weighs nothing in the Gate (gate_rule.unmentioned)
+    told = await ask(client, question="What happens when the request queue is full over SOCKS5 with max_queue_depth?")
+    assert told["refused"] is False and told["unknown_names"] == ["SOCKS5", "max_queue_depth"]
 
 
 async def test_collections_and_health(client: httpx.AsyncClient) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from deployments import gate_rule
-from deployments.gate_rule import FEATURES, absent_names, decide, features, question_names, score
+from deployments.gate_rule import (FEATURES, absent_names, decide, features, question_identifiers, question_names,
+                                    score, unmentioned)
 from deployments.passage import Passage
 from serve_app.settings import Settings
 
@@ -105,6 +106,34 @@ def test_a_name_is_absent_when_its_collection_never_uses_it() -> None:
              Passage(source="b.html", text="x", cosine=0.4, unknown_terms=("sonos", "speakers"))]
     assert absent_names("Our routers are VMs on VMware ESXi, in Sonos speakers", given) == ("Sonos",)
     assert absent_names("Our routers run in Sonos speakers", [replace_unknown(p, None) for p in given]) == ()
+
+
+@pytest.mark.parametrize(("question", "identifiers"), [
+    ("Does OAuth2Mixin send a code_challenge (PKCE) in authorize_redirect?",
+     ["code_challenge", "PKCE", "authorize_redirect"]),
+    ("Our office only lets traffic out through a SOCKS5 proxy; can Celery use sd_notify?", ["SOCKS5", "sd_notify"]),
+    ("Will it run on ARM64 servers?", ["ARM64"]),
+    # not: two capitals ("MB", "CI"), a number first ("4k", "3840x2160"), one letter and a digit ("v2"), names
+    ("I capped uploads at 16 MB in CI; -s 4k gave 3840x2160, PROXY protocol v2, IPv6 on Graviton", ["PROXY"]),
+])
+def test_a_questions_identifiers_and_acronyms_are_told_apart_from_its_names(question: str,
+                                                                            identifiers: list[str]) -> None:
+    assert question_identifiers(question) == identifiers
+
+
+def test_the_user_is_told_names_identifiers_and_acronyms_no_chunk_uses_but_only_names_weigh() -> None:
+    rule = {**CLAUSES, "score_weights": MEAN_ONLY, "name_margin": 2.0}
+    unknown = ("pkce", "code_challenge", "wireshark", "speakers")
+    given = [Passage(source="auth.html", text="OAuth2Mixin.authorize_redirect(...)", cosine=c, coverage=0.3,
+                     noise_floor=0.30, unknown_terms=unknown) for c in (0.55, 0.5, 0.48, 0.45)]
+    question = "Does authorize_redirect send a code_challenge (PKCE), as Wireshark shows, to the speakers?"
+    assert unmentioned(question, given) == ("Wireshark", "code_challenge", "PKCE")
+    decision = decide(given, **rule, question=question)
+    assert decision.absent == ("Wireshark",) and decision.unmentioned == ("Wireshark", "code_challenge", "PKCE")
+    plain = decide(given, **rule, question="Does authorize_redirect send a code_challenge (PKCE)?")
+    assert plain.passed and plain.absent == () and plain.unmentioned == ("code_challenge", "PKCE")   # said, not weighed
+    assert decide(given, **{**rule, "name_margin": None}, question=question).unmentioned == decision.unmentioned
+    assert unmentioned(question, [replace_unknown(p, None) for p in given]) == ()     # an older or foreign server
 
 
 def test_a_question_naming_what_its_collection_never_mentions_needs_the_name_margin() -> None:
