@@ -96,6 +96,7 @@ async def section_stream(trace_id: str) -> AsyncIterator[bytes]:
     done = {
         "answer": SECTION_ANSWER, "citations": [1, 2], "invalid_citations": [], "unsupported_sentences": [],
         "support": 1.0, "evidence": SECTION_EVIDENCE, "refused": False, "refusal_stage": None, "truncated": False,
+        "unknown_names": ["PKCE", "code_challenge"],      # the question names them; no chunk uses them
         "usage": {"prompt_tokens": 100, "completion_tokens": 12}, "timings": TIMINGS, "cost_usd": 0.0,
         "trace_id": trace_id,
     }

@@ -138,3 +138,11 @@ def test_a_gate_refusal_names_what_the_documents_never_mention(page: Any) -> Non
     notice = page.locator("#notice")
     expect(notice).to_contain_text("Refused before the model was asked (relevance gate).")
     expect(notice).to_contain_text("The documents never mention: Sonos.")
+
+
+def test_an_answer_says_what_the_documents_never_mention(page: Any) -> None:
+    ask_section(page)                   # the stand-in answers, and names what no chunk uses (done.unknown_names)
+    notice = page.locator("#notice")
+    expect(notice).to_have_attribute("data-kind", "info")
+    expect(notice).to_contain_text("The documents never mention: PKCE, code_challenge.")
+    expect(page.locator("#answer")).to_contain_text("Run the installer first")
