@@ -7,8 +7,16 @@ from pathlib import Path
 import pytest
 
 from deployments import gate_rule
-from deployments.gate_rule import (FEATURES, absent_names, decide, features, question_identifiers, question_names,
-                                    score, unmentioned)
+from deployments.gate_rule import (
+    FEATURES,
+    absent_names,
+    decide,
+    features,
+    question_identifiers,
+    question_names,
+    score,
+    unmentioned,
+)
 from deployments.passage import Passage
 from serve_app.settings import Settings
 
