@@ -214,6 +214,8 @@ def main() -> None:
                         help="the same in the passages ranking, the answers' and the Gate's (stop 51; 1: off)")
     parser.add_argument("--no-item-labels", action="store_true",
                         help="quotes as before stop 51: a list item's later sentences without its option's name")
+    parser.add_argument("--term-later", action="store_true",
+                        help="a short term's later sentences quoted with it (stop 57, measured, not shipped)")
     parser.add_argument("--echo", type=float, default=None, metavar="W",
                         help="the extractive engine's echo weight (default: as shipped; 0: before stop 52)")
     parser.add_argument("--see-also-terms", action="store_true",
@@ -235,6 +237,7 @@ def main() -> None:
                              "quoted (before), or skipped wherever it stands")
     args = parser.parse_args()
     quotable_terms.ITEM_LABELS = not args.no_item_labels
+    quotable_terms.TERM_LATER_SENTENCES = args.term_later
     quotable_terms.SEE_ALSO_CONTENT_NOT_TERMS = not args.see_also_terms
     quotable_terms.EXAMPLE_CAPTIONS = {"quoted": False, "code": "code", "all": True}[args.example_captions]
     quotable_terms.FOLLOWING_WITHOUT_STOP = not args.following_alone
@@ -304,6 +307,7 @@ def main() -> None:
     summary = {"collection": args.collection, "distinct": not args.no_distinct, "release_notes": page_ranking.release_notes,
                "passages_release_notes": passage_ranking.release_notes,
                **({"item_labels": False} if args.no_item_labels else {}),
+               **({"term_later_sentences": True} if args.term_later else {}),
                **({"see_also_content": False} if args.see_also_terms else {}),
                **({"example_captions": args.example_captions} if args.example_captions != "code" else {}),
                **({"name_clause": False} if args.no_name_clause else {}),

@@ -25,7 +25,7 @@ from .quotable_comments import commented_code as _commented_code
 from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
 from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
 from .quotable_terms import code_term as _code_term
-from .quotable_terms import ends_following, example_caption, item_label, metadata_field, see_also_content
+from .quotable_terms import ends_following, example_caption, item_label, metadata_field, named_later, see_also_content
 from .quotable_terms import is_value as _is_value
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
@@ -141,8 +141,8 @@ def candidates(texts: Sequence[str], min_words: int = 4, max_words: int = 80,
                 sentence = first_sentence(sentence)
                 if EMPTY_FIELDS_SKIPPED and _EMPTY_FIELD.search(sentence):
                     continue            # "f (Callable[[...], Any]) –": a field whose description is empty
-                if label and start != spans[0][0] and label.lower() not in sentence.lower():
-                    sentence = f"{label}: {sentence}"           # "css_class: Set CSS class name for the …"
+                if start != spans[0][0]:
+                    sentence = named_later(sentence, label, term)   # "css_class: Set CSS class name for the …"
                 words = len(sentence.split())
                 if min_words <= words <= max_words:
                     if term and start == spans[0][0] and term.lower() not in sentence.lower():

@@ -234,6 +234,9 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     # stop 54 (not shipped): a field line naming no value ("Availability: all but Mac OS") alone above a text is
     # metadata, no term of it; it also took Jinja's "Import name: …" off its text (35 manuals 0.4033 -> 0.4028)
     ("metadata fields alone no terms (not shipped)", {"metadata_fields": True}),
+    # stop 57 (not shipped): a short term's later sentences lead with it ("mode: Defaults to a very secure 0600")
+    *[(f"term on later sentences up to {n} characters (not shipped)", {"term_later": True, "term_later_chars": n})
+      for n in (25, 40, 60)],
 ]
 
 
@@ -254,6 +257,8 @@ SWITCHES: tuple[tuple[Any, str, str], ...] = (
     (quotable_clean, "PARAMETER_STARS", "parameter_stars"),
     (quotable_clean, "BRACKETS", "brackets"),
     (quotable_terms, "ITEM_LABELS", "item_labels"),
+    (quotable_terms, "TERM_LATER_SENTENCES", "term_later"),
+    (quotable_terms, "TERM_LATER_MAX_CHARS", "term_later_chars"),
     (quotable_terms, "EXAMPLE_CAPTIONS", "captions"),
     (quotable_terms, "FOLLOWING_WITHOUT_STOP", "following"),
     (quotable_terms, "METADATA_FIELDS_NOT_TERMS", "metadata_fields"),

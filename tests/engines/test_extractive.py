@@ -399,6 +399,22 @@ def test_a_list_items_later_sentences_lead_with_the_option_its_head_names() -> N
         "Python: a language with many packages", "It is used by the build scripts"]
 
 
+def test_a_short_terms_later_sentences_lead_with_it_only_when_switched_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cdist's man pages: a term line ("mode") over its text, whose later sentences ("Defaults to a very secure 0600.")
+    name nothing. Stop 57 measured leading them with the term (quotable_terms.TERM_LATER_SENTENCES) and left it off."""
+    from docindex import quotable_terms
+
+    options = ("mode\n\nUnix permissions, suitable for chmod. Defaults to a very secure 0600.\n\n"
+               "os.makedirs(name, mode=0o777, exist_ok=False)\n\nRecursive directory creation function. "
+               "If exist_ok is False, an error is raised.\n")
+    shipped = [c.text for c in candidates([Passage("file.html", options, 0.5)])]
+    assert "Defaults to a very secure 0600" in shipped and "mode: Unix permissions, suitable for chmod" in shipped
+    monkeypatch.setattr(quotable_terms, "TERM_LATER_SENTENCES", True)
+    switched = [c.text for c in candidates([Passage("file.html", options, 0.5)])]
+    assert "mode: Defaults to a very secure 0600" in switched
+    assert "If exist_ok is False, an error is raised" in switched      # a term over 25 characters leads the first only
+
+
 def test_value_fields_under_a_heading_are_named_by_it() -> None:
     """Scrapy's, Django's and Celery's settings: a heading per setting, "Default: …", then the text.
     "Default: 25: SMTP port to use for sending emails" named no setting (stop 44). A chunk that begins
