@@ -238,7 +238,7 @@ def unmentioned(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     """What the question names that its collection never uses, as a user is told it (the done event's
     `unknown_names`): its absent names and its absent identifiers and acronyms. Only names weigh in the Gate
     (`name_margin`); the rest is said, not weighed. Stop 57: of 96 in-domain questions no page answers (8 manuals), 38
-    name such a thing (28 by names alone); of 840 real questions of 40 manuals, 20 (12); KNOWN_LIMITATIONS.md."""
+    name such a thing (28 by names alone); of 840 real questions of 51 manuals, 20 (12); KNOWN_LIMITATIONS.md."""
     unknown = {t.lower() for p in passages if p.unknown_terms for t in p.unknown_terms}
     named = [*question_names(question), *question_identifiers(question)]
     return tuple(dict.fromkeys(word for word in named if word.lower() in unknown))
