@@ -139,6 +139,12 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/cdist/html --db /tmp/cdist.db --collection cdist
     docindex ingest /usr/share/doc/python-cookiecutter-doc/html --db /tmp/cookiecutter.db --collection cookiecutter
     docindex ingest /usr/share/doc/aodh-doc/html --db /tmp/aodh.db --collection aodh
+    # stop 57, second: apt-get install python-djangorestframework-doc python-psycopg-doc python-pwntools-doc \
+    #     python-flask-security-doc
+    docindex ingest /usr/share/doc/python3-djangorestframework/html --db /tmp/drf.db --collection drf
+    docindex ingest /usr/share/doc/python-psycopg-doc/html --db /tmp/psycopg3.db --collection psycopg3
+    docindex ingest /usr/share/doc/python-pwntools-doc/html --db /tmp/pwntools.db --collection pwntools
+    docindex ingest /usr/share/doc/python-flask-security-doc/html --db /tmp/flasksecurity.db --collection flasksecurity
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
