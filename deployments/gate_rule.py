@@ -218,8 +218,14 @@ def question_names(question: str) -> list[str]:
 def absent_names(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     """The names of `question` (`question_names`) its collection never uses: among the words docindex sent as no
     chunk's (`Passage.unknown_terms`), case aside; () where no passage carries them."""
+    return _absent(question_names(question), passages)
+
+
+def _absent(words: Sequence[str], passages: Sequence[Passage]) -> tuple[str, ...]:
+    """`words`, once each, that are among the words docindex sent as no chunk's (`Passage.unknown_terms`), case
+    aside; () where no passage carries them."""
     unknown = {t.lower() for p in passages if p.unknown_terms for t in p.unknown_terms}
-    return tuple(dict.fromkeys(name for name in question_names(question) if name.lower() in unknown))
+    return tuple(dict.fromkeys(word for word in words if word.lower() in unknown))
 
 
 _IDENTIFIER = re.compile(r"(?=.*[A-Za-z])(?:[A-Za-z0-9]*_[A-Za-z0-9_]+|[A-Za-z]{2,}[0-9][A-Za-z0-9]*|[A-Z]{3,}[0-9]*)")
@@ -239,6 +245,4 @@ def unmentioned(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     `unknown_names`): its absent names and its absent identifiers and acronyms. Only names weigh in the Gate
     (`name_margin`); the rest is said, not weighed. Stop 57: of 96 in-domain questions no page answers (8 manuals), 38
     name such a thing (28 by names alone); of 840 real questions of 51 manuals, 20 (12); KNOWN_LIMITATIONS.md."""
-    unknown = {t.lower() for p in passages if p.unknown_terms for t in p.unknown_terms}
-    named = [*question_names(question), *question_identifiers(question)]
-    return tuple(dict.fromkeys(word for word in named if word.lower() in unknown))
+    return _absent([*question_names(question), *question_identifiers(question)], passages)

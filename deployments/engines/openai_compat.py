@@ -30,7 +30,6 @@ from deployments.sse import aiter_events
 GRAMMAR_FIELDS = ("none", "llama-server", "vllm")
 
 
-
 class OpenAIEngine(Engine):
     name = "openai"
 
