@@ -145,6 +145,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-psycopg-doc/html --db /tmp/psycopg3.db --collection psycopg3
     docindex ingest /usr/share/doc/python-pwntools-doc/html --db /tmp/pwntools.db --collection pwntools
     docindex ingest /usr/share/doc/python-flask-security-doc/html --db /tmp/flasksecurity.db --collection flasksecurity
+    # stop 58: apt-get install bird2-doc python-fsspec-doc python-mutagen-doc python-factory-boy-doc
+    docindex ingest /usr/share/doc/bird2 --db /tmp/bird.db --collection bird
+    docindex ingest /usr/share/doc/python-fsspec-doc/html --db /tmp/fsspec.db --collection fsspec
+    docindex ingest /usr/share/doc/python-mutagen-doc/html --db /tmp/mutagen.db --collection mutagen
+    docindex ingest /usr/share/doc/python-factory-boy-doc/html --db /tmp/factoryboy.db --collection factoryboy
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
