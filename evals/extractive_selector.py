@@ -14,7 +14,11 @@ corpora`). Each question gets the 4 passages an answer gets, as served, and the 
   cosine for every candidate, term overlap, retrieval rank share, echo share, log words, place in its passage, its
   passage's cosine, a digit, code, a label, each also relative to the question's best): a pairwise logistic
   regression (a candidate holding ≥ 0.1 more of the reference's words than another ranks above it) or a ridge
-  regression on each candidate's share; `keep_all` fills the 3 sentences whatever their score, as `pairwise` does.
+  regression on each candidate's share; `keep_all` fills the 3 sentences whatever their score, as `pairwise` does;
+- `maxsim W` (stop 58): the shipped score (every candidate's cosine: `maxsim 0`) with W of its 0.6 cosine weight
+  moved to late interaction, ColBERT's MaxSim over MiniLM's token states (each content token of the question takes its
+  best cosine to the sentence's tokens; the mean): a model reading question and sentence token by token, though
+  trained on pooled vectors only; the engine's selection and keep ratio (0.5 of the best).
 Mean words beside each. Writes evals/results/extractive-selector.json.
 """
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from deployments.citations import content_words
 from deployments.engines import extractive as X
 from deployments.gate_rule import GATE_PASSAGES
 from deployments.prompt import REFUSAL_SENTENCE, PromptLimits, build_prompt
@@ -45,6 +50,35 @@ FEATURES = ("cosine", "cosine - best", "overlap", "overlap - best", "rank share"
             "label", "shipped score - best", "log candidates")
 
 
+def token_states(embedder, texts: list[str]) -> list[tuple[np.ndarray, list[str]]]:
+    """MiniLM's last hidden states per token (unit length, [CLS] and [SEP] dropped) and the tokens, per text."""
+    out = []
+    for start in range(0, len(texts), 32):
+        encodings = embedder._tokenizer.encode_batch(texts[start:start + 32])
+        ids = np.zeros((len(encodings), max(len(e.ids) for e in encodings)), np.int64)
+        mask = np.zeros_like(ids)
+        for row, e in enumerate(encodings):
+            ids[row, :len(e.ids)], mask[row, :len(e.ids)] = e.ids, 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in embedder._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = embedder._session.run(None, feeds)[0]
+        for row, e in enumerate(encodings):
+            states = hidden[row, 1:len(e.ids) - 1]
+            out.append((states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-9), e.tokens[1:-1]))
+    return out
+
+
+def maxsim(embedder, question: str, texts: list[str]) -> np.ndarray:
+    """Late interaction: the mean over the question's content tokens of each one's best cosine to a text's tokens."""
+    (asked, tokens), *said = token_states(embedder, [question, *texts])
+    words = content_words(question)
+    content = np.array([t.startswith("##") or t.lower() in words for t in tokens])
+    if not content.any():
+        content[:] = True
+    return np.array([float((asked @ states.T).max(1)[content].mean()) if len(states) else 0.0 for states, _ in said])
+
+
 def rows_for(engine: X.ExtractiveEngine, memo: Memo, name: str, items: list[tuple[str, str, list]]) -> list[dict]:
     """Per (question, reference, passages): the candidates, their features and word shares, the engine's answer."""
     out = []
@@ -58,6 +92,7 @@ def rows_for(engine: X.ExtractiveEngine, memo: Memo, name: str, items: list[tupl
             vectors = memo.embed([question, *(c.text for c in found)])
             cosine = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
             row |= {"features": features(found, given, cosine, lexical, rank, X.echoes(question, found)),
+                    "maxsim": maxsim(memo.embedder, question, [c.text for c in found]),
                     "share": np.array([word_recall(reference, c.text) for c in found])}
         out.append(row)
     return out
@@ -103,6 +138,15 @@ def hindsight(row: dict) -> str:
             break
         picked.append(best[1])
     return " ".join(c.text for c in picked)
+
+
+def _maxsim_arm(weight: float):
+    def answer(row: dict) -> str:
+        cosine, lexical, rank, echo = (row["features"][:, FEATURES.index(f)] for f in
+                                       ("cosine", "overlap", "rank share", "echo"))
+        score = (0.6 - weight) * cosine + weight * row["maxsim"] + 0.4 * lexical + 0.15 * rank - 0.05 * echo
+        return select(row, score, 0.5 * float(score.max()))
+    return answer
 
 
 def fit_pairwise(rows: list[dict], lam: float = 1e-2, steps: int = 300) -> np.ndarray:
@@ -177,7 +221,8 @@ def main() -> None:
     arms = {"engine": lambda row: row["engine"], "hindsight": hindsight,
             "keep_all": lambda row: select(row, row["features"] @ shipped_weights, math.inf),
             "pairwise": lambda row: select(row, row["features"] @ pairwise, math.inf),
-            "ridge": lambda row: select(row, row["features"] @ ridge, 0.2)}
+            "ridge": lambda row: select(row, row["features"] @ ridge, 0.2),
+            **{f"maxsim {w:g}": _maxsim_arm(w) for w in (0.0, 0.2, 0.4, 0.6)}}
     result = {"commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                        text=True).stdout.strip(),
               "questions": {"dev": len(dev), "held": len(held)},
