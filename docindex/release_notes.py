@@ -47,9 +47,30 @@ def _version_pattern() -> re.Pattern[str]:
     return _VERSIONS[PRE_RELEASES]
 
 
+BARE_SECTION_NUMBERS = True
+"""Stop 58: a number without a closing dot before a title of words ("2.1 Routing tables", "3.1 alsa": LinuxDoc-Tools'
+and makeinfo's section numbers) is a section number, not a version, unless the words name a release. Before, 8 of
+BIRD's 17 pages and 18 of FFmpeg's 31 read as release notes and kept half their score (KNOWN_LIMITATIONS.md)."""
+_BARE_SECTION = re.compile(r"^\s*\d+(?:\.\d+)+\s+(?=[^\W\d_])")
+_RELEASE_QUALIFIERS = re.compile(r"\b(?:final|beta|alpha|preview|lts|stable|unreleased|bugfix|hotfix|patch|"
+                                 r"release candidate|changes|fixes|highlights)\b", re.IGNORECASE)
+
+
+def _bare_section_number(heading: str) -> bool:
+    """"2.1 Routing tables": a number, no closing dot, then words with no digit and no release word."""
+    found = _BARE_SECTION.match(heading)
+    if found is None:
+        return False
+    rest = heading[found.end():]
+    return not any(ch.isdigit() for ch in rest) and not _RELEASE_WORDS.search(rest) \
+        and not _RELEASE_QUALIFIERS.search(rest)
+
+
 def is_version_heading(heading: str) -> bool:
     """A short heading that carries a version number; a section number ("8.15.1. Declaration of Array
-    Types", "E.1. Release 15.2") is not one."""
+    Types", "E.1. Release 15.2", "2.1 Routing tables") is not one."""
+    if BARE_SECTION_NUMBERS and _bare_section_number(heading):
+        return False
     text = _SECTION_NUMBER.sub("", heading)
     return len(text.split()) <= SHORT_HEADING_WORDS and bool(_version_pattern().search(text))
 

@@ -23,9 +23,23 @@ def test_a_short_heading_with_a_version_number_is_a_version_heading(heading: str
 @pytest.mark.parametrize("heading", ["8.15.1. Declaration of Array Types", "3.1. Objects, values and types", "Added",
                                      "Upgrading from an older release", "Python 3.11 and the new parser: what it means for "
                                      "the extension modules you wrote", "Use 2.5x less memory", "Version 2.2.x",
-                                     "Wait 1.5s"])
+                                     "Wait 1.5s", "2.1 Routing tables", "3.1 alsa", "10.3.1 Options"])
 def test_a_section_number_or_a_long_heading_is_not(heading: str) -> None:
     assert not is_version_heading(heading)
+
+
+@pytest.mark.parametrize("heading", ["2.0 Final", "1.2.0 Unreleased", "3.4 Bugfix release", "1.2.0 (unreleased)",
+                                     "4.2 What's new"])
+def test_a_bare_number_before_release_words_is_still_a_version(heading: str) -> None:
+    assert is_version_heading(heading)
+
+
+def test_pages_numbered_without_a_closing_dot_are_no_release_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # BIRD's programmer's guide (LinuxDoc-Tools) and FFmpeg's manual (makeinfo) read as release notes before stop 58
+    headings = ["2.1 Forwarding Information Base", "2.2 Routing tables", "2.3 Route attribute cache", "Function"]
+    assert not is_release_notes(headings)
+    monkeypatch.setattr(release_notes, "BARE_SECTION_NUMBERS", False)
+    assert is_release_notes(headings)
 
 
 def test_pre_releases_and_release_titles_are_measured_switches(monkeypatch: pytest.MonkeyPatch) -> None:
