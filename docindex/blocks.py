@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 BlockKind = Literal["heading", "para", "code"]
 
-READING_VERSION = 56
+READING_VERSION = 57
 """The version of the rules that turn a file into chunks and quotable sentences (the readers,
 chunking.py, quotable.py). Ingest records it per collection and reads every file again when
 an index was built by other rules, as if with --force: unchanged files would otherwise keep
@@ -68,7 +68,9 @@ text below it nor quoted: toolz' "compose pipe" over the next entry's signature,
 54: stop 53 (a paragraph ending on "the following criteria", with no stop, carries the list under it, as a lead-in
 with a colon does: quotable_terms.ends_following; a sentence that only says what the example below it shows is not
 quoted without it: quotable_terms.example_caption). 55: stop 55 (openstackdocstheme's byline, licence and "questions?"
-are chrome). 56: stop 55 (sphinx_celery's version banner, div.deck, is chrome)."""
+are chrome). 56: stop 55 (sphinx_celery's version banner, div.deck, is chrome). 57: stop 58 (what a heading hides
+from readers, aria-hidden, is not its text: makeinfo 7's "TOC" link; LinuxDoc-Tools' "Next Previous Contents" links
+straight in <body> are pagination)."""
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,12 @@ from .page_kinds import visible as _visible
 _LINK_BLOCKS = "div, ul, ol, dl, table, p"
 LINK_DENSITY = 0.75     # share of a block's visible characters inside links at which it is navigation
 MIN_LINKS = 3
-_PAGINATION = re.compile(r"^[\s«»‹›←→|·]*(?:(?:previous|prev|next|up|home|top)[\s«»‹›←→|·]*)+$", re.IGNORECASE)
+_PAGINATION = re.compile(r"^[\s«»‹›←→|·]*(?:(?:previous|prev|next|up|home|top|contents)[\s«»‹›←→|·]*)+$",
+                         re.IGNORECASE)
 _PAGINATION_BLOCKS = {"div", "p", "span", "ul", "ol", "li"}
+_PAGE_LEVEL = {"body", "main"}
+"""Where a pagination link stands alone, in no block: LinuxDoc-Tools puts "Next Previous Contents" straight into
+<body>, above and below every page (BIRD's guides, old HOWTOs), and the page's first chunk opened with them."""
 
 
 def link_dense(tree: Any) -> list[Any]:
@@ -70,6 +74,8 @@ def pagination(tree: Any) -> list[Any]:
         top, node = None, link.parent
         while node is not None and node.tag in _PAGINATION_BLOCKS and only_pagination(node):
             top, node = node, node.parent
+        if top is None and node is not None and node.tag in _PAGE_LEVEL and node.mem_id == link.parent.mem_id:
+            top = link                                          # the link itself: nothing around it to take
         if top is not None and top.mem_id not in ids:
             found.append(top)
             ids.add(top.mem_id)

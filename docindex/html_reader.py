@@ -46,6 +46,7 @@ _PERMALINKS = ("a.headerlink, a.hash-link, a.anchor-link, .viewcode-link, .viewc
                "a.copiable-anchor, a.copiable-link, "   # texinfo 6.8-7's "¶": in 41 % of Octave's chunks
                "span.permalink, span.lineno, span.linenos, td.linenos")    # Doxygen's "◆", code line numbers
 _PERMALINK_MARKS = {"¶", "#", "§", "🔗", "⚓"}    # a link to its own section with only this as text
+_HIDDEN_IN_HEADINGS = ", ".join(f'h{n} [aria-hidden="true"]' for n in range(1, 7))   # decoration, said to no reader
 _MATH_PLACEHOLDER = re.compile(r"\s*\d+#\d+\s*$")
 # Page chrome that documentation generators put around the text: navigation bars, sidebars,
 # footers, search boxes. Kept, each became a chunk of its own ("Prev | Up | Home | Next",
@@ -119,6 +120,8 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
     for link in tree.css('a[href^="#"]'):       # any generator's: Apache's a.permalink "¶" in every heading
         if (link.text(deep=True) or "").strip() in _PERMALINK_MARKS:
             link.decompose()
+    for hidden in tree.css(_HIDDEN_IN_HEADINGS):    # makeinfo 7's "TOC" link: every FFmpeg heading read "3.1 alsa TOC"
+        hidden.decompose()
     for math in tree.css("span.MATH"):         # LaTeX2HTML's math it made no image of: "where 4#4axes5#5 may be"
         if _MATH_PLACEHOLDER.match(math.text(deep=True) or ""):
             math.decompose()
