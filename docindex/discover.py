@@ -14,7 +14,8 @@
 - In a Sphinx HTML build (a folder with `searchindex.js` or `objects.inv`), its
   `_sources/` (every page's reST or Markdown source again, as `.txt`) and
   `_modules/` (the project's source code, highlighted by sphinx.ext.viewcode)
-  are skipped, one line each: pointed at the build, a user wants its pages, and
+  are skipped, one line each, and so is `_static/` (the theme: fsspec's was 27
+  lines of fonts and scripts, most of them links outside the build): pointed at the build, a user wants its pages, and
   the copies took the pages' places (pytest's docs: `parametrize.rst.txt` above
   `parametrize.html`). Named as a path of their own, they are ingested. So are its
   generated `genindex*.html`, `*modindex.html` and `search.html` (lists of links).
@@ -54,6 +55,7 @@ SPHINX_GENERATED_REASON = ("Sphinx's generated index or search page, links only 
 SPHINX_COPIES = {
     "_sources": "Sphinx's copy of the pages' sources (the built pages are ingested; name the folder to ingest it)",
     "_modules": "Sphinx's highlighted source code, not pages (name the folder to ingest it)",
+    "_static": "Sphinx's theme files: styles, scripts, fonts, images, not pages (name the folder to ingest it)",
 }
 
 
@@ -223,7 +225,7 @@ class _Walk:
             stack.extend(reversed([sub for sub in subfolders if not self.sphinx_copy(sub)]))
 
     def sphinx_copy(self, folder: Path) -> bool:
-        """True (and reported) for a Sphinx build's _sources/ or _modules/ under a walked folder."""
+        """True (and reported) for a Sphinx build's _sources/, _modules/ or _static/ under a walked folder."""
         reason = SPHINX_COPIES.get(folder.name)
         if reason is None or not any((folder.parent / marker).is_file() for marker in SPHINX_BUILD_MARKERS):
             return False

@@ -130,12 +130,14 @@ def test_gzip_compressed_pages_are_read_and_a_bad_or_bombing_gzip_is_skipped(tmp
 
 def test_a_sphinx_builds_source_copies_and_code_pages_are_one_skip_line_each(tmp_path):
     """Pointed at a Sphinx HTML build, ingest takes its pages, not _sources/ (each page's source
-    again) nor _modules/ (highlighted code): they took the pages' places in pytest's docs."""
+    again) nor _modules/ (highlighted code): they took the pages' places in pytest's docs; nor _static/ (the
+    theme's files, one line, not one per font)."""
     page = "<html><body><h1>Parametrize</h1><p>Run one test with several inputs.</p></body></html>"
     build = write_files(tmp_path / "html", {
         "searchindex.js": "Search.setIndex({})", "parametrize.html": page,
         "_sources/parametrize.rst.txt": "Parametrize\n===========\n\nRun one test with several inputs.\n",
         "_modules/_pytest/python.html": "<html><body><h1>Source code for _pytest.python</h1></body></html>",
+        "_static/basic.css": "body { margin: 0 }", "_static/fonts/Lato.woff2": "font",
     })
     result = invoke("ingest", build, "--db", tmp_path / "i.db", "-c", "c")
     assert result.exit_code == 3, result.output
@@ -143,10 +145,12 @@ def test_a_sphinx_builds_source_copies_and_code_pages_are_one_skip_line_each(tmp
         f"skipped {build / '_modules'}: Sphinx's highlighted source code, not pages (name the folder to ingest it)",
         f"skipped {build / '_sources'}: Sphinx's copy of the pages' sources (the built pages are ingested; "
         "name the folder to ingest it)",
+        f"skipped {build / '_static'}: Sphinx's theme files: styles, scripts, fonts, images, not pages (name the "
+        "folder to ingest it)",
         f"skipped {build / 'searchindex.js'}: unsupported file type '.js' (supported: .adoc, .asc, .asciidoc, .htm, "
         ".html, .markdown, .md, .mdx, .pdf, .rst, .txt, each also gzip-compressed as .gz)",
     ]
-    assert result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 3 skipped")
+    assert result.stdout.startswith("1 added, 0 changed, 0 removed, 0 unchanged, 4 skipped")
     named = invoke("ingest", build / "_sources", "--db", tmp_path / "sources.db", "-c", "c")
     assert named.exit_code == 0 and named.stdout.startswith("1 added"), named.output
     plain = write_files(tmp_path / "notes", {"_sources/list.md": "# Sources\n\nWhere the data came from.\n"})
