@@ -227,6 +227,12 @@ def main() -> None:
                         help="quotes as before stop 51: a list item's later sentences without its option's name")
     parser.add_argument("--term-later", action="store_true",
                         help="a short term's later sentences quoted with it (stop 57, measured, not shipped)")
+    parser.add_argument("--descriptions-as-terms", action="store_true",
+                        help="quotes as before stop 58: a lower-case phrase above a term line is a further spelling "
+                             "of that term (quotable_terms.DESCRIPTIONS_END_TERMS off)")
+    parser.add_argument("--bare-section-versions", action="store_true",
+                        help="release notes as before stop 58: \"2.1 Routing tables\" is a version heading "
+                             "(release_notes.BARE_SECTION_NUMBERS off)")
     parser.add_argument("--echo", type=float, default=None, metavar="W",
                         help="the extractive engine's echo weight (default: as shipped; 0: before stop 52)")
     parser.add_argument("--see-also-terms", action="store_true",
@@ -249,6 +255,8 @@ def main() -> None:
     args = parser.parse_args()
     quotable_terms.ITEM_LABELS = not args.no_item_labels
     quotable_terms.TERM_LATER_SENTENCES = args.term_later
+    quotable_terms.DESCRIPTIONS_END_TERMS = not args.descriptions_as_terms
+    release_notes.BARE_SECTION_NUMBERS = not args.bare_section_versions
     quotable_terms.SEE_ALSO_CONTENT_NOT_TERMS = not args.see_also_terms
     quotable_terms.EXAMPLE_CAPTIONS = {"quoted": False, "code": "code", "all": True}[args.example_captions]
     quotable_terms.FOLLOWING_WITHOUT_STOP = not args.following_alone
@@ -319,6 +327,8 @@ def main() -> None:
                "passages_release_notes": passage_ranking.release_notes,
                **({"item_labels": False} if args.no_item_labels else {}),
                **({"term_later_sentences": True} if args.term_later else {}),
+               **({"descriptions_end_terms": False} if args.descriptions_as_terms else {}),
+               **({"bare_section_numbers": False} if args.bare_section_versions else {}),
                **({"see_also_content": False} if args.see_also_terms else {}),
                **({"example_captions": args.example_captions} if args.example_captions != "code" else {}),
                **({"name_clause": False} if args.no_name_clause else {}),

@@ -70,7 +70,8 @@ with a colon does: quotable_terms.ends_following; a sentence that only says what
 quoted without it: quotable_terms.example_caption). 55: stop 55 (openstackdocstheme's byline, licence and "questions?"
 are chrome). 56: stop 55 (sphinx_celery's version banner, div.deck, is chrome). 57: stop 58 (what a heading hides
 from readers, aria-hidden, is not its text: makeinfo 7's "TOC" link; LinuxDoc-Tools' "Next Previous Contents" links
-straight in <body> are pagination)."""
+straight in <body> are pagination; a definition list's lower-case texts are no term lines, so its quotes and their
+stored vectors change: quotable_terms.DESCRIPTIONS_END_TERMS)."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import quotable_terms
 from .quotable_clean import clean_sentence, first_sentence
 from .quotable_code import inline_code as _inline_code
 from .quotable_comments import commented_code as _commented_code
@@ -26,6 +27,7 @@ from .quotable_terms import VALUE_FIELD as _VALUE_FIELD
 from .quotable_terms import VERSION_NOTE as _VERSION_NOTE
 from .quotable_terms import code_term as _code_term
 from .quotable_terms import ends_following, example_caption, item_label, metadata_field, named_later, see_also_content
+from .quotable_terms import is_question as _is_question
 from .quotable_terms import is_value as _is_value
 from .quote_blobs import pack, quote_key
 from .sentences import Unit, is_label, is_title, unit_sentence_spans, units
@@ -201,10 +203,6 @@ _POINTER = re.compile(r"^(?:see(?![-\w])(?!\s+(?:that|whether|if|how)\b)|refer t
                       r"[^,]*,\s*(?:see|refer to|consult|visit)\b)", re.I)
 
 
-def _is_question(raw: str) -> bool:
-    return raw.rstrip(" *_`\"')").endswith("?")
-
-
 # A short paragraph that ends in a question is a question as a whole (a FAQ entry's title):
 # none of its sentences is quoted. False: only the question sentence itself is left out.
 QUESTIONS_WHOLE = True
@@ -248,6 +246,8 @@ def _term(text: str, blocks: Sequence[Unit], b: int, name: str = "") -> str:
     at = b - 1
     while at >= 0 and blocks[at].kind == "prose" and len(terms) < (MAX_TERM_LINES if MULTI_LINE_TERMS else 1):
         line = text[blocks[at].start:blocks[at].end]
+        if quotable_terms.is_description(line) and (terms or _term_line(text[blocks[b].start:blocks[b].end])):
+            break               # the entry above's text, not this one's name (quotable_terms.DESCRIPTIONS_END_TERMS)
         note = HEADINGS_NAME_VALUES and bool(_VERSION_NOTE.match(line.strip()))
         term = "" if note else _term_line(line) or _code_term(text, blocks, at, b)
         field = FIELDS_PASSED and bool(_FIELD.match(line.strip()))

@@ -14,6 +14,11 @@ VALUE_FIELD = re.compile(r"^\**(?:Default(?: value)?|Defaults|Type|Values?|Range
 VERSION_NOTE = re.compile(r"^(?:New in version|Changed in version|Deprecated since version) [\w.]+")  # Sphinx's
 
 
+def is_question(raw: str) -> bool:
+    """A sentence that asks (a FAQ's question): it answers nothing."""
+    return raw.rstrip(" *_`\"')").endswith("?")
+
+
 def is_value(text: str, unit: Unit) -> bool:
     """A one-line value field: "Default: 25", "Default:: {}" (Scrapy's source), "Type: int"."""
     line = text[unit.start:unit.end].strip()
@@ -26,6 +31,29 @@ def is_value(text: str, unit: Unit) -> bool:
 # 35 manuals: 0.4033 -> 0.4028, Jinja's "Import name: jinja2.ext.loopcontrols: This extension adds …" lost the name
 # that says what to import (KNOWN_LIMITATIONS.md). Value fields ("Default: 25", "Type: int") name the text either way.
 METADATA_FIELDS_NOT_TERMS = False
+
+
+# Stop 58: in a definition list whose texts are lower-case phrases with no stop (mutagen's tools: "mid3v2" over "is a
+# Mutagen-based replacement for id3lib's id3v2", then "moggsplit" over "splits a multiplexed Ogg stream into separate
+# files"), the term of one entry took the entries above it as further spellings of its name, up to MAX_TERM_LINES:
+# "is a Mutagen-based replacement for id3lib's id3v2, moggsplit, splits a multiplexed …, mutagen-inspect: loads and
+# prints …", and "mid3v2" named nothing; and a name ("moggsplit") took the phrase above it for its own term. Such a
+# phrase ends the walk up after a term line, and is no term of a line that is a term itself; over a text it still is
+# one (BIRD's options: "router id IPv4 address" over "Set BIRD's router ID."). False: as before.
+DESCRIPTIONS_END_TERMS = True
+_DESCRIPTION = re.compile(r"^[a-z][a-z'’]*(?: [A-Za-z][\w'’-]*){3,}$")
+
+
+_FUNCTION_WORDS = frozenset("a an the of to for in on at by with from into and or is are be which that as".split())
+_PLACEHOLDER = re.compile(r"[A-Z]{2,}")        # FRR's "neighbor PEER port PORT": a command's syntax, not its text
+
+
+def is_description(line: str) -> bool:
+    """A lower-case phrase of four or more plain words, one of them a function word, none a placeholder in
+    capitals: the text of the entry above, no spelling of a term."""
+    words = line.split()
+    return DESCRIPTIONS_END_TERMS and bool(_DESCRIPTION.match(line.strip())) \
+        and any(w in _FUNCTION_WORDS for w in words) and not any(_PLACEHOLDER.fullmatch(w) for w in words)
 
 
 def metadata_field(line: str) -> bool:

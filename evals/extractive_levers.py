@@ -237,6 +237,9 @@ LEVERS: list[tuple[str, dict[str, Any]]] = [
     # stop 57 (not shipped): a short term's later sentences lead with it ("mode: Defaults to a very secure 0600")
     *[(f"term on later sentences up to {n} characters (not shipped)", {"term_later": True, "term_later_chars": n})
       for n in (25, 40, 60)],
+    # stop 58 (shipped): a lower-case phrase of plain words ("splits a multiplexed Ogg stream into separate files") is
+    # the entry above's text, no further spelling of the term below it
+    ("definition-list texts as term lines (before stop 58)", {"descriptions": False}),
 ]
 
 
@@ -263,6 +266,7 @@ SWITCHES: tuple[tuple[Any, str, str], ...] = (
     (quotable_terms, "FOLLOWING_WITHOUT_STOP", "following"),
     (quotable_terms, "METADATA_FIELDS_NOT_TERMS", "metadata_fields"),
     (quotable_terms, "SEE_ALSO_CONTENT_NOT_TERMS", "see_also_content"),
+    (quotable_terms, "DESCRIPTIONS_END_TERMS", "descriptions"),
 )
 
 
