@@ -150,6 +150,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/python-fsspec-doc/html --db /tmp/fsspec.db --collection fsspec
     docindex ingest /usr/share/doc/python-mutagen-doc/html --db /tmp/mutagen.db --collection mutagen
     docindex ingest /usr/share/doc/python-factory-boy-doc/html --db /tmp/factoryboy.db --collection factoryboy
+    # stop 58, second: apt-get install vim-doc pacemaker-doc python-doit-doc python-nbconvert-doc
+    docindex ingest /usr/share/doc/vim/html --db /tmp/vim.db --collection vim
+    docindex ingest /usr/share/doc/pacemaker --db /tmp/pacemaker.db --collection pacemaker
+    docindex ingest /usr/share/doc/python-doit-doc/html --db /tmp/doit.db --collection doit
+    docindex ingest /usr/share/doc/python-nbconvert-doc/html --db /tmp/nbconvert.db --collection nbconvert
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
