@@ -71,7 +71,8 @@ quoted without it: quotable_terms.example_caption). 55: stop 55 (openstackdocsth
 are chrome). 56: stop 55 (sphinx_celery's version banner, div.deck, is chrome). 57: stop 58 (what a heading hides
 from readers, aria-hidden, is not its text: makeinfo 7's "TOC" link; LinuxDoc-Tools' "Next Previous Contents" links
 straight in <body> are pagination; a definition list's lower-case texts are no term lines, so its quotes and their
-stored vectors change: quotable_terms.DESCRIPTIONS_END_TERMS)."""
+stored vectors change: quotable_terms.DESCRIPTIONS_END_TERMS; a page that is one <pre> of prose, Vim's help, is
+read as text: html_pre.py)."""
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from .blocks import Block, Extracted
 from .bounds import REDIRECT_GROUP, SOURCE_LISTING_GROUP, NotADocument
 from .html_main import outside_main
 from .html_navigation import link_dense, pagination
+from .html_pre import is_text_page, text_blocks
 from .html_widgets import drop_widgets
 from .page_kinds import REDIRECT_MAX_CHARS, numbered_lines, redirect_target, source_listing
 from .page_kinds import visible as _visible
@@ -196,7 +197,9 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 lines = child.css("div.line") if tag == "div" else []
                 code = ("\n".join(line.text(deep=True) or "" for line in lines) if lines
                         else child.text(deep=True) or "").strip("\n")
-                if code.strip():
+                if tag == "pre" and is_text_page(code, page_chars):
+                    blocks.extend(text_blocks(code))    # Vim's help: the page is one <pre> of text (html_pre.py)
+                elif code.strip():
                     if CODE_RUNS_JOINED and blocks and blocks[-1].kind == "code" \
                             and _PROMPT.match(blocks[-1].text[4:]) and _PROMPT.match(code):
                         code = f"{blocks.pop().text[4:-4]}\n\n{code}"      # one session, two <pre>s
@@ -239,6 +242,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 walk(child)
 
     root = tree.body or tree.root
+    page_chars = len("".join((root.text(deep=True) or "").split())) if root is not None else 0
     if root is not None:
         walk(root)
     flush()
