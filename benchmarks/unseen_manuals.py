@@ -176,7 +176,7 @@ from benchmarks.oos.questions import fresh_off_topic  # noqa: E402
 from deployments.engines import extractive as X  # noqa: E402
 from deployments.gate_rule import GATE_PASSAGES, decide  # noqa: E402
 from deployments.passage import Passage  # noqa: E402
-from deployments.prompt import PromptLimits, build_prompt  # noqa: E402
+from deployments.prompt import REFUSAL_SENTENCE, PromptLimits, build_prompt  # noqa: E402
 from docindex import quotable_terms, release_notes  # noqa: E402
 from docindex.index import Index  # noqa: E402
 from docindex.minilm import default_embedder  # noqa: E402
@@ -346,6 +346,8 @@ def main() -> None:
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
                "mrr@10": round(sum(1 / r["rank"] for r in gold if r["rank"]) / len(gold), 3),
                "gate_wrong_refusals": sum(not r["gate_passed"] for r in gold),
+               # stop 58: past the Gate, the engine found no sentence to quote (Vim's help read as code: 16 of 16)
+               "engine_refusals": sum(r["gate_passed"] and r["answer"] == REFUSAL_SENTENCE for r in gold),
                "told_unknown_names": sum("unknown_names" in r for r in gold),
                **({key: round(sum(r[key] for r in gold) / len(gold), 3)
                    for key in ("gold_in_answer", "gold_in_best_passage")} if all("gold_in_answer" in r for r in gold)
