@@ -42,8 +42,6 @@ METADATA_FIELDS_NOT_TERMS = False
 # one (BIRD's options: "router id IPv4 address" over "Set BIRD's router ID."). False: as before.
 DESCRIPTIONS_END_TERMS = True
 _DESCRIPTION = re.compile(r"^[a-z][a-z'’]*(?: [A-Za-z][\w'’-]*){3,}$")
-
-
 _FUNCTION_WORDS = frozenset("a an the of to for in on at by with from into and or is are be which that as".split())
 _PLACEHOLDER = re.compile(r"[A-Z]{2,}")        # FRR's "neighbor PEER port PORT": a command's syntax, not its text
 
