@@ -17,8 +17,8 @@
   are skipped, one line each, and so is `_static/` (the theme: fsspec's was 27
   lines of fonts and scripts, most of them links outside the build): pointed at
   the build, a user wants its pages, and the copies took the pages' places
-  (pytest's docs: `parametrize.rst.txt` above
-  `parametrize.html`). Named as a path of their own, they are ingested. So are its
+  (pytest's docs: `parametrize.rst.txt` above `parametrize.html`). Named as a
+  path of their own, they are ingested. So are its
   generated `genindex*.html`, `*modindex.html` and `search.html` (lists of links).
 - For the same reason a `.txt` file beside an HTML page of the same name
   (`git-stash.txt` and `git-stash.html`: git-doc ships each manual page as its
