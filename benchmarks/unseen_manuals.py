@@ -155,6 +155,11 @@ Corpora (Debian packages, not installed by `make corpora`; ingest them as a user
     docindex ingest /usr/share/doc/pacemaker --db /tmp/pacemaker.db --collection pacemaker
     docindex ingest /usr/share/doc/python-doit-doc/html --db /tmp/doit.db --collection doit
     docindex ingest /usr/share/doc/python-nbconvert-doc/html --db /tmp/nbconvert.db --collection nbconvert
+    # stop 58, third: apt-get install valgrind bash-doc asciidoctor-doc python-wtforms-doc
+    docindex ingest /usr/share/doc/valgrind/html --db /tmp/valgrind.db --collection valgrind
+    docindex ingest /usr/share/doc/bash --db /tmp/bash.db --collection bash
+    docindex ingest /usr/share/doc/asciidoctor-doc/html --db /tmp/asciidoctor.db --collection asciidoctor
+    docindex ingest /usr/share/doc/python-wtforms-doc/html --db /tmp/wtforms.db --collection wtforms
     python benchmarks/unseen_manuals.py --db /tmp/node.db --collection node --aggregate all.html [--no-distinct]
 """
 from __future__ import annotations
