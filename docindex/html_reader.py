@@ -77,6 +77,10 @@ _CHROME = ", ".join((
     "#blanket-implementations", "#blanket-implementations-list",
     "#synthetic-implementations", "#synthetic-implementations-list",
     "dialog", "[role=dialog]", "[role=alertdialog]",    # modals: search boxes, keyboard-shortcut tables
+    # RDoc's darkfish (Ruby API references, Asciidoctor's): "click to toggle source" in every method's heading, and
+    # the method's source, hidden until clicked: Sphinx's _modules/ inline (stop 58: "convert_paragraph(node) click
+    # to toggle source [1]" led an answer)
+    "span.method-click-advice", "div.method-source-code",
 ))
 
 # Link-dense blocks: navigation whatever a generator calls it (menus, breadcrumbs, "on this page"

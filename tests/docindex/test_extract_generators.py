@@ -23,3 +23,14 @@ def test_what_a_heading_hides_from_readers_is_not_its_text(tmp_path):
             '<h3>Table of <a href="#toc">Contents</a> entries</h3><p>Text.</p></body></html>')
     assert page_texts(tmp_path, html) == ["3 Input Devices", "ALSA input device.", "Table of Contents entries",
                                           "Text."]
+
+
+def test_rdocs_toggle_advice_and_hidden_method_source_are_not_text(tmp_path):
+    """RDoc's darkfish (Asciidoctor's Ruby API): "click to toggle source" in every method heading led an answer
+    ("convert_paragraph(node) click to toggle source"), and each method's source sits hidden under it."""
+    html = ('<html><body><h1>class Html5Converter</h1><div class="method-detail"><div class="method-heading">'
+            '<span class="method-name">convert_paragraph</span><span class="method-args">(node)</span>'
+            '<span class="method-click-advice">click to toggle source</span></div><div class="method-description">'
+            '<div class="method-source-code"><pre>def convert_paragraph node\n  node.content\nend</pre></div>'
+            '<p>Converts a paragraph.</p></div></div></body></html>')
+    assert page_texts(tmp_path, html) == ["class Html5Converter", "convert_paragraph(node)", "Converts a paragraph."]
