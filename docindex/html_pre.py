@@ -8,12 +8,17 @@ five or more words, mostly letters, not opening like a comment or a prompt) and 
 a statement keyword first, or a line ending in an opening bracket, a comma or a semicolon). Whole-page example
 programs (sphinx-gallery's, Rust's source pages) and sample configuration files stay code.
 
+DocBook's `literallayout` (a text file laid out line by line with `<br>`: Valgrind's NEWS, README and AUTHORS) is
+such a text too; read as paragraphs, each of its pages was one paragraph thousands of words long.
+
 Read as text: paragraphs between blank lines; a row of `=` or `-` is a rule, and a one-line paragraph after one is
-a heading; Vim's tags (`*undo-branches*`) are anchors, not words, and its links (`|undo-branches|`) their words.
+a heading, as are a line over its underline and a title framed in rules ("==== CORE CHANGES ===="); Vim's tags
+(`*undo-branches*`) are anchors, not words, and its links (`|undo-branches|`) their words.
 """
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .blocks import Block
 
@@ -27,14 +32,17 @@ _NOT_PROSE_START = ("#", "/", ";", "%", ">", "$", "@", "{", "}", "[", "]", "(", 
                     "--", "...")
 _CODE_LINE = re.compile(r"^\s*(?:def|class|import|from|return|if|elif|else|for|while|try|except|with|async|await|var|"
                         r"let|const|function|public|private|static|#include)\b|[;{(,]\s*$|\)\s*$|^\s*@\w")
+_BULLET = re.compile(r"^[*+-]\s+")
 _RULE = re.compile(r"^\s*([=\-])\1{9,}\s*$")
+_UNDERLINE = re.compile(r"^\s*([=\-~^*#+])\1{2,}\s*$")
+_FRAMED = re.compile(r"^[\s*]*[=~-]{3,}\s*(\w.*?\S)\s*[=~-]{3,}\s*$")       # "* ==== CORE CHANGES ====": a heading
 _TAG = re.compile(r"(?<!\S)\*[^\s*|]+\*(?!\S)")
 _LEADING_TAGS = re.compile(r"^[ \t]*(?:\*[^\s*|]+\*[ \t]*)+")
 _LINK = re.compile(r"(?<![^\s(])\|([^\s|]+)\|(?![\w|])")
 
 
 def _prose_line(line: str) -> bool:
-    text = line.strip()
+    text = _BULLET.sub("", line.strip())         # "* Fix Rust v0 name demangling.": an item of prose
     if text.startswith(_NOT_PROSE_START):
         return False
     words = _WORDS.findall(text)
@@ -61,9 +69,23 @@ def text_blocks(pre: str) -> list[Block]:
                  for line in paragraph.strip("\n").splitlines()]
         ruled = any(_RULE.match(line) for line in lines)
         lines = [line for line in lines if line.strip() and not _RULE.match(line)]
-        if lines and after_rule and len(lines) == 1 and not ruled:
-            blocks.append(Block("heading", " ".join(lines[0].split()), 2))
+        framed = _FRAMED.match(lines[0]) if len(lines) == 1 else None
+        if lines and after_rule and len(lines) == 1 and not ruled or framed:
+            blocks.append(Block("heading", framed.group(1) if framed else " ".join(lines[0].split()), 2))
+        elif len(lines) == 2 and _UNDERLINE.match(lines[1]) and lines[0].strip():
+            blocks.append(Block("heading", " ".join(lines[0].split()), 2))      # "Release 3.19.0 (…)" over "~~~~"
         elif lines:
             blocks.append(Block("para", "\n".join(lines)))
         after_rule = ruled and not lines or ruled and bool(_RULE.match(paragraph.strip("\n").splitlines()[-1]))
     return blocks
+
+
+def layout_text(node: Any) -> str:
+    """The text of a DocBook `literallayout` block, a line per `<br>`, non-breaking spaces as spaces."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    body = LexborHTMLParser(_BREAK.sub("\n", " ".join((node.html or "").split()))).body   # source newlines: spaces
+    return (body.text(deep=True) if body is not None else "").replace("\u00a0", " ")
+
+
+_BREAK = re.compile(r"\s*<br\s*/?>\s?", re.IGNORECASE)

@@ -28,7 +28,7 @@ from .blocks import Block, Extracted
 from .bounds import REDIRECT_GROUP, SOURCE_LISTING_GROUP, NotADocument
 from .html_main import outside_main
 from .html_navigation import link_dense, pagination
-from .html_pre import is_text_page, text_blocks
+from .html_pre import is_text_page, layout_text, text_blocks
 from .html_widgets import drop_widgets
 from .page_kinds import REDIRECT_MAX_CHARS, numbered_lines, redirect_target, source_listing
 from .page_kinds import visible as _visible
@@ -196,6 +196,10 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 flush()
                 heading = inline_text(child)
                 blocks.append(Block("heading", heading, _HEADINGS[tag]))
+            elif tag == "div" and "literallayout" in _classes(child) \
+                    and is_text_page(layout := layout_text(child), page_chars):
+                flush()                 # DocBook's text file laid out with <br>s (Valgrind's NEWS): html_pre.py
+                blocks.extend(text_blocks(layout))
             elif tag == "pre" or tag == "div" and "fragment" in _classes(child):
                 flush()             # a Doxygen fragment is code too, a div.line per line (read as paragraphs before)
                 lines = child.css("div.line") if tag == "div" else []

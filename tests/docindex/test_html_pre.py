@@ -39,3 +39,15 @@ def test_a_page_of_code_or_a_short_block_of_prose_stays_code(tmp_path):
 def test_the_switch_reads_it_as_code_again(tmp_path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(html_pre, "PROSE_PAGES", False)
     assert page_texts(tmp_path, VIM)[-1].startswith("```")
+
+
+def test_a_docbook_literallayout_that_is_the_page_is_read_as_text(tmp_path):
+    """Valgrind's NEWS is a DocBook literallayout, a line per <br>: read as paragraphs, the page was one paragraph of
+    thousands of words. A title over its underline and one framed in rules are headings."""
+    news = "<br>\n".join(["Release 3.19.0 (11 Apr 2022)", "~~~~~~~~~~~~~~~~~~~~~~~~~~~~", "",
+                          "* ==================== CORE CHANGES ===================", "",
+                          *(["* The Linux rseq syscall is now implemented as (silently) returning ENOSYS."] * 40)])
+    html = (f'<html><body><h1>2. NEWS</h1><div class="literallayout"><p>{news}</p></div></body></html>')
+    texts = page_texts(tmp_path, html)
+    assert texts[:3] == ["2. NEWS", "Release 3.19.0 (11 Apr 2022)", "CORE CHANGES"]
+    assert texts[3].count("\n") == 39
