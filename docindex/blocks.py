@@ -72,7 +72,8 @@ are chrome). 56: stop 55 (sphinx_celery's version banner, div.deck, is chrome). 
 from readers, aria-hidden, is not its text: makeinfo 7's "TOC" link; LinuxDoc-Tools' "Next Previous Contents" links
 straight in <body> are pagination; a definition list's lower-case texts are no term lines, so its quotes and their
 stored vectors change: quotable_terms.DESCRIPTIONS_END_TERMS; a page that is one <pre> of prose, Vim's help, is
-read as text: html_pre.py; RDoc's "click to toggle source" and hidden method sources are chrome)."""
+read as text: html_pre.py, and so is a DocBook literallayout that is its page; RDoc's "click to toggle source" and
+hidden method sources are chrome)."""
 
 
 @dataclass(frozen=True)
