@@ -232,12 +232,12 @@ _IDENTIFIER = re.compile(r"(?=.*[A-Za-z])(?:[A-Za-z0-9]*_[A-Za-z0-9_]+|[A-Za-z]{
 """An identifier or an acronym: "code_challenge", "SOCKS5", "ARM64", "PKCE", "WPAD" (not "MB", "4k", "v2")."""
 
 
-def question_identifiers(question: str) -> list[str]:
+def question_identifiers(question: str, names: Sequence[str] | None = None) -> list[str]:
     """The words of `question` shaped like an identifier or an acronym of three or more capitals (`_IDENTIFIER`) that
-    are no name (`question_names`), quotes and a possessive 's stripped."""
-    names = set(question_names(question))
+    are no name (`names`: its `question_names`, found here when not given), quotes and a possessive 's stripped."""
+    named = set(question_names(question) if names is None else names)
     bare = (_EDGES.sub("", word) for word in _WORD.findall(question))
-    return [word for word in bare if word not in names and _IDENTIFIER.fullmatch(word)]
+    return [word for word in bare if word not in named and _IDENTIFIER.fullmatch(word)]
 
 
 def unmentioned(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
@@ -245,4 +245,5 @@ def unmentioned(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     `unknown_names`): its absent names and its absent identifiers and acronyms. Only names weigh in the Gate
     (`name_margin`); the rest is said, not weighed. Stop 57: of 96 in-domain questions no page answers (8 manuals), 38
     name such a thing (28 by names alone); of 840 real questions of 51 manuals, 20 (12); KNOWN_LIMITATIONS.md."""
-    return _absent([*question_names(question), *question_identifiers(question)], passages)
+    names = question_names(question)
+    return _absent([*names, *question_identifiers(question, names)], passages)
