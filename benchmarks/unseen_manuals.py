@@ -173,6 +173,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -193,6 +194,32 @@ from serve_app.settings import Settings  # noqa: E402
 
 QUESTIONS = ROOT / "benchmarks/oos/unseen/questions.jsonl"
 UNANSWERABLE = ROOT / "benchmarks/oos/unseen/unanswerable.jsonl"   # in-domain questions no page answers (stop 57)
+
+
+# Reading and ranking switches (each a module flag, as shipped unless the option is given): (option, help, the
+# summary's key, the value the option sets, the flags it sets). Given, the option sets each flag to that value and the
+# summary records it; left out, each flag gets the other value, the shipped one.
+SWITCHES: tuple[tuple[str, str, str, bool, tuple[tuple[Any, str], ...]], ...] = (
+    ("--no-item-labels", "quotes as before stop 51: a list item's later sentences without its option's name",
+     "item_labels", False, ((quotable_terms, "ITEM_LABELS"),)),
+    ("--term-later", "a short term's later sentences quoted with it (stop 57, measured, not shipped)",
+     "term_later_sentences", True, ((quotable_terms, "TERM_LATER_SENTENCES"),)),
+    ("--descriptions-as-terms", "quotes as before stop 58: a lower-case phrase above a term line is a further "
+     "spelling of that term (quotable_terms.DESCRIPTIONS_END_TERMS off)",
+     "descriptions_end_terms", False, ((quotable_terms, "DESCRIPTIONS_END_TERMS"),)),
+    ("--bare-section-versions", "release notes as before stop 58: \"2.1 Routing tables\" is a version heading "
+     "(release_notes.BARE_SECTION_NUMBERS off)", "bare_section_numbers", False, ((release_notes, "BARE_SECTION_NUMBERS"),)),
+    ("--see-also-terms", "quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below",
+     "see_also_content", False, ((quotable_terms, "SEE_ALSO_CONTENT_NOT_TERMS"),)),
+    ("--metadata-fields", "stop 54's measured, unshipped rule: a field line naming no value (\"Availability: …\") "
+     "alone above a text is metadata, no term of it", "metadata_fields_not_terms", True,
+     ((quotable_terms, "METADATA_FIELDS_NOT_TERMS"),)),
+    ("--release-notes-wider", "stop 54's measured, unshipped reading: pre-release numbers are versions and a page "
+     "titled with one release is release notes (docindex.release_notes.PRE_RELEASES, RELEASE_TITLES)",
+     "release_notes_wider", True, ((release_notes, "PRE_RELEASES"), (release_notes, "RELEASE_TITLES"))),
+    ("--following-alone", "quotes as before stop 53: \"… the following criteria\" with no stop is quoted without its "
+     "list", "following_without_stop", False, ((quotable_terms, "FOLLOWING_WITHOUT_STOP"),)),
+)
 
 
 def gate_passages(index: Index, question: str, collection: str, floors: Floors) -> list[Passage]:
@@ -233,45 +260,25 @@ def main() -> None:
                         help="the pages ranking's Ranking.release_notes (default: as shipped; 1: the rule off)")
     parser.add_argument("--passages-release-notes", type=float, default=None, metavar="SHARE",
                         help="the same in the passages ranking, the answers' and the Gate's (stop 51; 1: off)")
-    parser.add_argument("--no-item-labels", action="store_true",
-                        help="quotes as before stop 51: a list item's later sentences without its option's name")
-    parser.add_argument("--term-later", action="store_true",
-                        help="a short term's later sentences quoted with it (stop 57, measured, not shipped)")
-    parser.add_argument("--descriptions-as-terms", action="store_true",
-                        help="quotes as before stop 58: a lower-case phrase above a term line is a further spelling "
-                             "of that term (quotable_terms.DESCRIPTIONS_END_TERMS off)")
-    parser.add_argument("--bare-section-versions", action="store_true",
-                        help="release notes as before stop 58: \"2.1 Routing tables\" is a version heading "
-                             "(release_notes.BARE_SECTION_NUMBERS off)")
     parser.add_argument("--echo", type=float, default=None, metavar="W",
                         help="the extractive engine's echo weight (default: as shipped; 0: before stop 52)")
-    parser.add_argument("--see-also-terms", action="store_true",
-                        help="quotes as before stop 52: a line under a \"See Also:\" label is a term of the text below")
-    parser.add_argument("--following-alone", action="store_true",
-                        help="quotes as before stop 53: \"… the following criteria\" with no stop is quoted without its list")
     parser.add_argument("--clip", type=int, default=900, metavar="CHARS",
                         help="characters of each passage the engine is given (default 900: prompt_max_chars_per_source)")
-    parser.add_argument("--release-notes-wider", action="store_true",
-                        help="stop 54's measured, unshipped reading: pre-release numbers are versions and a page titled "
-                             "with one release is release notes (docindex.release_notes.PRE_RELEASES, RELEASE_TITLES)")
-    parser.add_argument("--metadata-fields", action="store_true",
-                        help="stop 54's measured, unshipped rule: a field line naming no value (\"Availability: …\") "
-                             "alone above a text is metadata, no term of it")
+    for flag, help_text, *_ in SWITCHES:
+        parser.add_argument(flag, action="store_true", help=help_text)
     parser.add_argument("--no-name-clause", action="store_true",
                         help="the Gate as before stop 53: no higher score for a question naming what no passage says")
     parser.add_argument("--example-captions", choices=("quoted", "code", "all"), default="code",
                         help="a sentence saying what an example shows: skipped over its code as shipped (stop 53), "
                              "quoted (before), or skipped wherever it stands")
     args = parser.parse_args()
-    quotable_terms.ITEM_LABELS = not args.no_item_labels
-    quotable_terms.TERM_LATER_SENTENCES = args.term_later
-    quotable_terms.DESCRIPTIONS_END_TERMS = not args.descriptions_as_terms
-    release_notes.BARE_SECTION_NUMBERS = not args.bare_section_versions
-    quotable_terms.SEE_ALSO_CONTENT_NOT_TERMS = not args.see_also_terms
+    switched = {}                       # the summary's record of each switch given: {key: the value it set}
+    for flag, _, key, value, targets in SWITCHES:
+        given = getattr(args, flag.removeprefix("--").replace("-", "_"))
+        for owner, attr in targets:
+            setattr(owner, attr, value if given else not value)
+        switched |= {key: value} if given else {}
     quotable_terms.EXAMPLE_CAPTIONS = {"quoted": False, "code": "code", "all": True}[args.example_captions]
-    quotable_terms.FOLLOWING_WITHOUT_STOP = not args.following_alone
-    quotable_terms.METADATA_FIELDS_NOT_TERMS = args.metadata_fields
-    release_notes.PRE_RELEASES = release_notes.RELEASE_TITLES = args.release_notes_wider
     settings = Settings()
     rule = {**settings.gate_rule(), **({"name_margin": None} if args.no_name_clause else {})}
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
@@ -335,17 +342,10 @@ def main() -> None:
             print(json.dumps({"fresh_off_topic_passed": q, "set": stem}, ensure_ascii=False))
     summary = {"collection": args.collection, "distinct": not args.no_distinct, "release_notes": page_ranking.release_notes,
                "passages_release_notes": passage_ranking.release_notes,
-               **({"item_labels": False} if args.no_item_labels else {}),
-               **({"term_later_sentences": True} if args.term_later else {}),
-               **({"descriptions_end_terms": False} if args.descriptions_as_terms else {}),
-               **({"bare_section_numbers": False} if args.bare_section_versions else {}),
-               **({"see_also_content": False} if args.see_also_terms else {}),
+               **switched,
                **({"example_captions": args.example_captions} if args.example_captions != "code" else {}),
                **({"name_clause": False} if args.no_name_clause else {}),
-               **({"metadata_fields_not_terms": True} if args.metadata_fields else {}),
-               **({"release_notes_wider": True} if args.release_notes_wider else {}),
                **({"clip": args.clip} if args.clip != 900 else {}),
-               **({"following_without_stop": False} if args.following_alone else {}),
                **({"echo": args.echo} if args.echo is not None else {}),
                **({"any_extension": True} if args.any_extension else {}), "questions": len(gold),
                "first": sum(r["rank"] == 1 for r in gold), "top5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in gold),
