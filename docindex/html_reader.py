@@ -176,6 +176,13 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
             marker = ""
         buffer.clear()
 
+    counted: list[int] = []     # the page's visible characters: counted once, and only for a page with a <pre>
+
+    def page_chars() -> int:
+        if not counted:
+            counted.append(len("".join((root.text(deep=True) or "").split())) if root is not None else 0)
+        return counted[0]
+
     def walk(node: Any) -> None:
         nonlocal marker
         items = 0
@@ -197,7 +204,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 heading = inline_text(child)
                 blocks.append(Block("heading", heading, _HEADINGS[tag]))
             elif tag == "div" and "literallayout" in _classes(child) \
-                    and is_text_page(layout := layout_text(child), page_chars):
+                    and is_text_page(layout := layout_text(child), page_chars()):
                 flush()                 # DocBook's text file laid out with <br>s (Valgrind's NEWS): html_pre.py
                 blocks.extend(text_blocks(layout))
             elif tag == "pre" or tag == "div" and "fragment" in _classes(child):
@@ -205,7 +212,7 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 lines = child.css("div.line") if tag == "div" else []
                 code = ("\n".join(line.text(deep=True) or "" for line in lines) if lines
                         else child.text(deep=True) or "").strip("\n")
-                if tag == "pre" and is_text_page(code, page_chars):
+                if tag == "pre" and is_text_page(code, page_chars()):
                     blocks.extend(text_blocks(code))    # Vim's help: the page is one <pre> of text (html_pre.py)
                 elif code.strip():
                     if CODE_RUNS_JOINED and blocks and blocks[-1].kind == "code" \
@@ -250,7 +257,6 @@ def _parse_html(text: str, *, drop_chrome: bool) -> Extracted:
                 walk(child)
 
     root = tree.body or tree.root
-    page_chars = len("".join((root.text(deep=True) or "").split())) if root is not None else 0
     if root is not None:
         walk(root)
     flush()
