@@ -74,7 +74,7 @@ def pagination(tree: Any) -> list[Any]:
         top, node = None, link.parent
         while node is not None and node.tag in _PAGINATION_BLOCKS and only_pagination(node):
             top, node = node, node.parent
-        if top is None and node is not None and node.tag in _PAGE_LEVEL and node.mem_id == link.parent.mem_id:
+        if top is None and node is not None and node.tag in _PAGE_LEVEL:      # node: still the link's parent
             top = link                                          # the link itself: nothing around it to take
         if top is not None and top.mem_id not in ids:
             found.append(top)
